@@ -28,7 +28,6 @@ import numpy as np
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 
-__all__ = ["check", "make_student_notebook", "make_student_edition", "main"]
 
 
 def _show(x: Any) -> str:
@@ -124,14 +123,765 @@ def _rng(seed: int) -> np.random.Generator:
 
 # ---- Chapter 1: Tensors are memory ------------------------------------------
 
+_CH1_DTYPES = ("int8", "uint8", "float16", "int16", "float32", "int32", "float64", "int64", "complex128")
+
+#: The operations of lab 1's "view or copy?" exercise, applied to an NCHW
+#: float32 batch ``x`` (C-contiguous, every axis of length >= 2).
+VIEW_OR_COPY_OPS: tuple[str, ...] = (
+    "x[0]",
+    "x[:, 1]",
+    "x[:, ::-1]",
+    "x[:, [2, 1, 0]]",
+    "x.transpose(0, 2, 3, 1)",
+    "np.ascontiguousarray(x.transpose(0, 2, 3, 1))",
+    "x.reshape(len(x), -1)",
+    "x.transpose(0, 2, 3, 1).reshape(len(x), -1)",
+    "x[..., ::2, ::2]",
+    "x[..., ::2, ::2].reshape(len(x), -1)",
+    "x.astype(np.float32)",
+    "x.astype(np.float32, copy=False)",
+    "x[x > 0.5]",
+    "x.view(np.uint32)",
+    "x + 0",
+)
+
+
+def _ch1_batch(rng: np.random.Generator) -> np.ndarray:
+    n, c = int(rng.integers(2, 5)), int(rng.integers(3, 5))
+    h, w = (int(v) for v in rng.integers(4, 9, size=2))
+    return rng.random((n, c, h, w), dtype=np.float32)
+
+
+def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
+    """Check ``fn(shape, itemsize, order)`` against NumPy's strides of a fresh array.
+
+    Fresh cases: 40 shapes with 0–4 axes of length 1–9 (length-1 axes
+    included, zero-length axes left out), the itemsizes of common dtypes
+    (1–16 bytes), orders "C" and "F" alternately. Reference:
+    ``np.empty(shape, dtype, order=order).strides`` for a dtype of that itemsize.
+    Prints one line on success; raises ``AssertionError`` naming the input
+    otherwise (this holds for every chapter-1 checker).
+
+    Examples
+    --------
+    >>> from npukit.tensors import contiguous_strides
+    >>> check_strides(contiguous_strides)
+    ✓ strides: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(1101)
+    cases = []
+    for k in range(40):
+        shape = tuple(int(d) for d in rng.integers(1, 10, size=int(rng.integers(0, 5))))
+        itemsize = np.dtype(str(rng.choice(_CH1_DTYPES))).itemsize
+        cases.append((shape, itemsize, "CF"[k % 2]))
+
+    def reference(shape, itemsize, order):
+        return np.empty(shape, dtype=np.dtype((np.void, itemsize)), order=order).strides
+
+    check("strides", fn, cases, reference)
+
+
+def _ch1_actually_a_view(op: str) -> bool:
+    """Perform ``op`` on three fresh batches; True if the result shares x's memory."""
+    rng = _rng(1102)
+    answers = set()
+    for _ in range(3):
+        x = _ch1_batch(rng)
+        y = eval(op, {"np": np, "x": x})  # the fixed strings of VIEW_OR_COPY_OPS
+        answers.add(bool(np.shares_memory(x, y)))
+    if len(answers) != 1:  # a sanity check on the exercise itself
+        raise RuntimeError(f"{op!r} is a view for some shapes and a copy for others")
+    return answers.pop()
+
+
+def check_view_or_copy(fn: Callable[[str], bool]) -> None:
+    """Check ``fn(op) -> bool`` predicts whether each operation returns a view.
+
+    For every expression in :data:`VIEW_OR_COPY_OPS` the reference performs it
+    on three fresh NCHW float32 batches of random sizes and asks
+    ``np.shares_memory(x, result)``. A prediction of ``True`` means "a view of
+    ``x``'s memory", ``False`` "a copy".
+
+    Examples
+    --------
+    >>> check_view_or_copy(_ch1_actually_a_view)
+    ✓ view or copy: 15 fresh cases agree with the reference.
+    """
+
+    def learner(op):
+        got = fn(op)
+        if not isinstance(got, (bool, np.bool_)):
+            raise AssertionError(f"view or copy: for {op!r} return True (view) or False (copy), got {got!r}")
+        return bool(got)
+
+    check("view or copy", learner, [(op,) for op in VIEW_OR_COPY_OPS], _ch1_actually_a_view)
+
+
+def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
+    """Check ``fn(shape, dtype, alignment)`` returns a usable, aligned, empty array.
+
+    Fresh cases: 30 shapes with 0–3 axes of length 1–6, common dtypes, and
+    alignments 8–4096 bytes. For each, every array returned so far is kept
+    alive (so a lucky allocator cannot hand back one address over and over),
+    and the result must be a C-contiguous, writable ``numpy.ndarray`` with
+    the asked shape and dtype whose data address is a multiple of
+    ``alignment``, that keeps a pattern written into all its elements, and
+    that overlaps none of the earlier results.
+
+    Examples
+    --------
+    >>> from npukit.tensors import aligned_empty
+    >>> check_aligned_empty(aligned_empty)
+    ✓ aligned_empty: 30 fresh cases agree with the reference.
+    """
+    rng = _rng(1103)
+    cases = []
+    for _ in range(30):
+        shape = tuple(int(d) for d in rng.integers(1, 7, size=int(rng.integers(0, 4))))
+        cases.append((shape, np.dtype(str(rng.choice(_CH1_DTYPES))), 1 << int(rng.integers(3, 13))))
+    kept: list[np.ndarray] = []
+
+    def reference(shape, dtype, alignment):
+        return {"shape": shape, "dtype": dtype, "alignment": alignment}
+
+    def compare(got, want):
+        case = f"aligned_empty({want['shape']}, {want['dtype']}, {want['alignment']})"
+        if not isinstance(got, np.ndarray):
+            raise AssertionError(f"{case} returned {type(got).__name__}, not a numpy.ndarray")
+        if got.shape != want["shape"] or got.dtype != want["dtype"]:
+            raise AssertionError(f"{case} returned shape {got.shape} dtype {got.dtype}")
+        address = got.__array_interface__["data"][0]
+        if address % want["alignment"]:
+            raise AssertionError(f"{case}: address % {want['alignment']} = {address % want['alignment']}, not 0")
+        if not (got.flags.c_contiguous and got.flags.writeable):
+            raise AssertionError(f"{case}: the result must be C-contiguous and writable")
+        pattern = np.arange(got.size).reshape(got.shape).astype(got.dtype)
+        got[...] = pattern
+        if any(np.shares_memory(got, k) for k in kept):
+            raise AssertionError(f"{case}: the result overlaps an array returned earlier")
+        kept.append(got)
+        if not np.array_equal(got, pattern):
+            raise AssertionError(f"{case}: values written into the result did not read back")
+        return True
+
+    check("aligned_empty", fn, cases, reference, compare=compare)
+
+
+def _ch1_reshape_cases(rng: np.random.Generator, n: int) -> list[tuple]:
+    cases = []
+    while len(cases) < n:
+        ndim = int(rng.integers(2, 5))
+        base_shape = tuple(int(d) for d in rng.choice(6, size=ndim, p=[0, 0.1, 0.3, 0.3, 0.15, 0.15]))
+        x = np.empty(base_shape, dtype=np.float32)
+        x = x.transpose(rng.permutation(x.ndim)) if rng.random() < 0.5 else x
+        x = x[tuple(slice(None, None, int(rng.choice([1, 1, 2]))) for _ in range(x.ndim))]
+        shape, size = x.shape, x.size
+        if size < 2:
+            continue
+        how = rng.integers(0, 4)
+        if how == 0 and x.ndim >= 2:  # merge two neighbouring axes
+            k = int(rng.integers(0, x.ndim - 1))
+            new = shape[:k] + (shape[k] * shape[k + 1],) + shape[k + 2 :]
+        elif how == 1:  # split one axis, or append a length-1 axis
+            k = int(rng.integers(0, x.ndim))
+            divisors = [d for d in range(2, shape[k]) if shape[k] % d == 0]
+            new = shape[:k] + ((divisors[0], shape[k] // divisors[0]) if divisors else (shape[k], 1)) + shape[k + 1 :]
+        elif how == 2:  # flatten
+            new = (size,)
+        else:  # any factorisation of the size
+            primes, m, p = [], size, 2
+            while m > 1:
+                while m % p == 0:
+                    primes.append(p)
+                    m //= p
+                p += 1
+            rng.shuffle(primes)
+            cuts = sorted(rng.choice(len(primes) + 1, size=int(rng.integers(0, 3)), replace=True))
+            new = tuple(int(np.prod(primes[a:b])) for a, b in zip([0, *cuts], [*cuts, len(primes)]))
+        cases.append((tuple(shape), tuple(x.strides), tuple(int(d) for d in new)))
+    return cases
+
+
+def _ch1_reshape_is_view(shape, strides, new_shape) -> bool:
+    """Build an array with these strides and ask NumPy whether reshape copied."""
+    span = sum((n - 1) * s for n, s in zip(shape, strides)) // 4 + 1  # float32 elements reached
+    x = np.lib.stride_tricks.as_strided(np.zeros(span, dtype=np.float32), shape, strides)
+    return bool(np.shares_memory(x, x.reshape(new_shape)))
+
+
+def check_reshape_view(fn: Callable[[tuple, tuple, tuple], bool]) -> None:
+    """Check ``fn(shape, strides, new_shape) -> bool`` predicts whether reshape can avoid a copy.
+
+    Fresh cases: 60 float32 arrays made from fresh random shapes by random
+    transposes and step-2 slices, each with a new shape of the same size (two
+    neighbouring axes merged, one axis split, flattened, or any factorisation).
+    Reference: NumPy itself: build an array with exactly that shape and those
+    strides, reshape it, and ask ``np.shares_memory``.
+
+    Examples
+    --------
+    >>> check_reshape_view(_ch1_reshape_is_view)
+    ✓ reshape without a copy: 60 fresh cases agree with the reference.
+    """
+    cases = _ch1_reshape_cases(_rng(1104), 60)
+
+    def learner(shape, strides, new_shape):
+        return bool(fn(shape, strides, new_shape))
+
+    check("reshape without a copy", learner, cases, _ch1_reshape_is_view)
+
+
 
 # ---- Chapter 2: Layouts ------------------------------------------------------
+
+_CH2_BLOCKS = (2, 3, 4, 8, 16)
+
+
+def _ch2_tensor(rng: np.random.Generator, max_c: int = 40) -> np.ndarray:
+    n, c = int(rng.integers(1, 4)), int(rng.integers(1, max_c))
+    h, w = (int(v) for v in rng.integers(1, 7, size=2))
+    return rng.standard_normal((n, c, h, w)).astype(np.float32)
+
+
+def _ch2_blocked_by_loops(x: np.ndarray, block: int) -> np.ndarray:
+    """NCHW → (N, ceil(C/block), H, W, block), one channel at a time."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, -(-c // block), h, w, block), dtype=x.dtype)
+    for ch in range(c):
+        out[:, ch // block, :, :, ch % block] = x[:, ch]
+    return out
+
+
+def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
+    """Check ``fn(x, block)`` turns an NCHW tensor into nChw{block}c.
+
+    Fresh cases: 40 float32 tensors with N 1–3, C 1–39 (most of them not a
+    multiple of the block), H and W 1–6, and blocks 2, 3, 4, 8 or 16.
+    Reference: a loop over channels that copies channel ``c`` to
+    ``out[:, c // block, :, :, c % block]`` of a zero-filled array, so the
+    answer must have shape ``(N, ceil(C / block), H, W, block)`` and zeros in
+    the padding.
+
+    Examples
+    --------
+    >>> from npukit.layouts import to_blocked
+    >>> check_to_blocked(to_blocked)
+    ✓ to_blocked: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(1201)
+    cases = [(_ch2_tensor(rng), int(rng.choice(_CH2_BLOCKS))) for _ in range(40)]
+    check("to_blocked", fn, cases, _ch2_blocked_by_loops, rtol=0, atol=0)
+
+
+def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
+    """Check ``fn(xb, block, channels)`` turns nChw{block}c back into NCHW.
+
+    Fresh cases: 40 blocked tensors made by the reference loop of
+    :func:`check_to_blocked` from fresh NCHW tensors, with the padding filled
+    with NaN (so an answer that keeps padding channels is caught). Reference:
+    the original NCHW tensor.
+
+    Examples
+    --------
+    >>> from npukit.layouts import from_blocked
+    >>> check_from_blocked(from_blocked)
+    ✓ from_blocked: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(1202)
+    cases = []
+    for _ in range(40):
+        x, block = _ch2_tensor(rng), int(rng.choice(_CH2_BLOCKS))
+        xb = _ch2_blocked_by_loops(x, block)
+        c = x.shape[1]
+        xb[:, -1, :, :, c - (xb.shape[1] - 1) * block:] = np.nan
+        cases.append((xb, block, c))
+
+    def reference(xb, block, channels):  # unblock channel by channel
+        n, cb, h, w, _ = xb.shape
+        out = np.empty((n, channels, h, w), dtype=xb.dtype)
+        for ch in range(channels):
+            out[:, ch] = xb[:, ch // block, :, :, ch % block]
+        return out
+
+    check("from_blocked", fn, cases, reference, rtol=0, atol=0)
+
+
+def _ch2_patches_by_loops(x: np.ndarray, k: int, stride: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    ho, wo = (h - k) // stride + 1, (w - k) // stride + 1
+    out = np.empty((n, ho, wo, c, k, k), dtype=x.dtype)
+    for i in range(ho):
+        for j in range(wo):
+            out[:, i, j] = x[:, :, i * stride:i * stride + k, j * stride:j * stride + k]
+    return out
+
+
+def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
+    """Check ``fn(x, k, stride)`` returns the k×k patches of NCHW ``x`` as a view.
+
+    The answer must have shape ``(N, Ho, Wo, C, k, k)`` with
+    ``Ho = (H - k) // stride + 1`` (no padding), hold
+    ``x[n, c, i*stride + p, j*stride + q]`` at ``[n, i, j, c, p, q]``, and
+    share memory with ``x`` (``np.shares_memory``): no copy allowed.
+
+    Fresh cases: 30 float32 tensors with N 1–2, C 1–4, H and W 3–9, k 1–3,
+    stride 1–3; some are non-contiguous views (a channel slice of a larger
+    tensor), so the strides must come from ``x.strides``, not from its shape.
+    Reference: two loops over output positions copying each patch.
+
+    Examples
+    --------
+    >>> from npukit.layouts import im2col
+    >>> check_im2col_view(lambda x, k, s: im2col(x, k, stride=s))
+    ✓ im2col as a view: 30 fresh cases agree with the reference.
+    """
+    rng = _rng(1203)
+    cases = []
+    for i in range(30):
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 5))
+        h, w = (int(v) for v in rng.integers(3, 10, size=2))
+        x = rng.standard_normal((n, c + (i % 2), h, w)).astype(np.float32)
+        if i % 2:  # a channel slice: not contiguous
+            x = x[:, 1:]
+        cases.append((x, int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+
+    def learner(x, k, stride):
+        got = fn(x, k, stride)
+        if not isinstance(got, np.ndarray):
+            raise AssertionError(f"im2col as a view: return a numpy.ndarray, got {type(got).__name__}")
+        if not np.shares_memory(got, x):
+            raise AssertionError(
+                f"im2col as a view: for x of shape {x.shape}, k={k}, stride={stride} the result "
+                "does not share memory with x; build it with as_strided, without copying"
+            )
+        return got
+
+    def reference(x, k, stride):
+        return _ch2_patches_by_loops(x, k, stride)
+
+    check("im2col as a view", learner, cases, reference, rtol=0, atol=0)
+
+
+def _ch2_transpose_is_free(shape, perm) -> bool:
+    """Make the permuted tensor contiguous and ask NumPy whether it copied."""
+    x = np.zeros(shape, dtype=np.float32)
+    return bool(np.shares_memory(x, np.ascontiguousarray(x.transpose(perm))))
+
+
+def check_stays_view(fn: Callable[[tuple, tuple], bool]) -> None:
+    """Check ``fn(shape, perm) -> bool`` predicts when a layout change moves no bytes.
+
+    For a C-contiguous tensor ``x`` of ``shape``, the answer is ``True`` when
+    ``np.ascontiguousarray(x.transpose(perm))`` can return the transposed
+    view itself (no copy), ``False`` when it must rearrange the bytes.
+
+    Fresh cases: 60 shapes of 2–5 axes of length 1–4 (length-1 axes are
+    frequent: a batch of one, one channel, a 1×1 map) with random
+    permutations. Reference: NumPy itself, asked with ``np.shares_memory``.
+
+    Examples
+    --------
+    >>> from npukit.layouts import conversion_is_free
+    >>> check_stays_view(lambda s, p: conversion_is_free(s, "NCDHW"[:len(s)],
+    ...                                                  "".join("NCDHW"[i] for i in p)))
+    ✓ stays a view: 60 fresh cases agree with the reference.
+    """
+    rng = _rng(1204)
+    cases = []
+    for _ in range(60):
+        ndim = int(rng.integers(2, 6))
+        shape = tuple(int(d) for d in rng.choice([1, 1, 2, 3, 4], size=ndim))
+        cases.append((shape, tuple(int(p) for p in rng.permutation(ndim))))
+
+    def learner(shape, perm):
+        got = fn(shape, perm)
+        if not isinstance(got, (bool, np.bool_)):
+            raise AssertionError(f"stays a view: for {shape}, {perm} return True or False, got {got!r}")
+        return bool(got)
+
+    check("stays a view", learner, cases, _ch2_transpose_is_free)
 
 
 # ---- Chapter 3: Graphs and the roofline --------------------------------------
 
 
+def _ch3_positions_by_sliding(size: int, k: int, stride: int, pad: int, dilation: int) -> int:
+    """Slide a dilated window along one padded axis and count where it fits."""
+    count, start = 0, -pad
+    while start + dilation * (k - 1) <= size - 1 + pad:
+        count += 1
+        start += stride
+    return count
+
+
+def _ch3_macs_by_loops(x_shape: tuple, w_shape: tuple, stride: int, pad: int, dilation: int, group: int) -> int:
+    """Count a 2-D convolution's MACs: windows found by sliding, taps by looping."""
+    n, _, h, w = x_shape
+    c_out, c_in_per_group, kh, kw = w_shape
+    rows = _ch3_positions_by_sliding(h, kh, stride, pad, dilation)
+    cols = _ch3_positions_by_sliding(w, kw, stride, pad, dilation)
+    taps = 0
+    for _ in range(c_in_per_group):
+        for _ in range(kh):
+            for _ in range(kw):
+                taps += 1
+    macs = 0
+    for _ in range(n * c_out):
+        for _ in range(rows):
+            macs += cols * taps
+    return macs
+
+
+def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> int:
+    """Check ``fn(x_shape, w_shape, stride, pad, dilation, group) -> MACs`` of a 2-D Conv.
+
+    ONNX Conv semantics: ``x_shape = (N, C_in, H, W)``, ``w_shape = (C_out,
+    C_in / group, kH, kW)``, the same stride, padding (both sides) and
+    dilation on both axes; taps that land on padding count (a dense kernel
+    computes them). Fresh cases: 40 layers, a third depthwise (``group =
+    C_in``, ``w_shape[1] = 1``), a third grouped, the rest dense; kernels 1–7,
+    strides 1–3, pads 0–3, dilations 1–2. Reference: the output positions are
+    found by sliding the window one step at a time, and MACs are counted by
+    loops over output rows and taps.
+
+    Examples
+    --------
+    >>> check_conv_macs(_ch3_macs_by_loops)
+    ✓ conv MACs: 40 fresh cases agree with the reference.
+    40
+    """
+    rng = _rng(3101)
+    cases = []
+    for k in range(40):
+        kind = k % 3
+        kernel = int(rng.choice([1, 3, 3, 5, 7]))
+        stride, pad, dilation = int(rng.integers(1, 4)), int(rng.integers(0, 4)), int(rng.integers(1, 3))
+        reach = dilation * (kernel - 1) + 1
+        h, w = (int(v) for v in rng.integers(max(1, reach - 2 * pad), 41, size=2))
+        if kind == 0:  # depthwise
+            c_in = int(rng.integers(1, 65))
+            group, c_out = c_in, c_in * int(rng.choice([1, 1, 2]))
+        elif kind == 1:  # grouped
+            group = int(rng.choice([2, 4, 8]))
+            c_in, c_out = group * int(rng.integers(1, 9)), group * int(rng.integers(1, 9))
+        else:  # dense
+            group, c_in, c_out = 1, int(rng.integers(1, 65)), int(rng.integers(1, 65))
+        cases.append(((int(rng.integers(1, 3)), c_in, h, w), (c_out, c_in // group, kernel, kernel),
+                      stride, pad, dilation, group))
+
+    def learner(*case):
+        got = fn(*case)
+        if isinstance(got, (float, np.floating)) and float(got).is_integer():
+            got = int(got)
+        return got
+
+    return check("conv MACs", learner, cases, _ch3_macs_by_loops)
+
+
+def check_attainable(fn: Callable[[float, float, float, float], float]) -> int:
+    """Check ``fn(flops, nbytes, peak, bandwidth) -> attainable FLOP/s`` (the roofline).
+
+    A kernel of ``flops`` FLOPs that moves ``nbytes`` bytes, on a machine of
+    ``peak`` FLOP/s and ``bandwidth`` bytes/s. Fresh cases: 40 kernels from
+    elementwise (intensity 0.1) to large GEMMs (intensity 1000), on machines
+    from a laptop CPU to an NPU. Reference: the time bound — the kernel cannot
+    finish before ``flops / peak`` nor before ``nbytes / bandwidth`` — so its
+    rate is at most ``flops / max(flops / peak, nbytes / bandwidth)``.
+
+    Examples
+    --------
+    >>> check_attainable(lambda f, b, p, bw: min(p, bw * f / b))
+    ✓ attainable: 40 fresh cases agree with the reference.
+    40
+    """
+    rng = _rng(3102)
+    cases = []
+    for _ in range(40):
+        flops = float(10 ** rng.uniform(5, 12))
+        intensity = float(10 ** rng.uniform(-1, 3))
+        cases.append((flops, flops / intensity, float(10 ** rng.uniform(10, 14)), float(10 ** rng.uniform(10, 11.5))))
+
+    def reference(flops, nbytes, peak, bandwidth):
+        return flops / max(flops / peak, nbytes / bandwidth)
+
+    return check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
+
+
+def _ch3_conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group):
+    """The unfolded Conv → BatchNormalization, run by onnx.reference."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    pads = [W.shape[2] // 2] * 4
+    conv = ReferenceEvaluator(helper.make_node("Conv", ["x", "W", "b"], ["c"], group=group, pads=pads))
+    c = conv.run(None, {"x": x, "W": W, "b": b})[0]
+    bn = ReferenceEvaluator(helper.make_node("BatchNormalization", ["c", "g", "B", "m", "v"], ["y"], epsilon=eps))
+    return bn.run(None, {"c": c, "g": gamma, "B": beta, "m": mean, "v": var})[0]
+
+
+def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
+    """Check ``fn(W, b, gamma, beta, mean, var, eps) -> (W_folded, b_folded)``.
+
+    ``W`` is a float32 Conv weight ``(C_out, C_in / group, k, k)`` and ``b``
+    its bias ``(C_out,)``; the other arrays are a BatchNormalization's
+    parameters ``(C_out,)``. Fresh cases: 12 layers (dense, grouped and
+    depthwise; 1×1 and 3×3; zero and non-zero biases; eps 1e-5 or 1e-3).
+    Reference: onnx.reference runs the *unfolded* Conv → BatchNormalization
+    on a fresh input; the learner's folded weights must give the same output
+    from a single Conv (run by onnx.reference too), within 1e-4 relative and
+    1e-5 absolute.
+
+    Examples
+    --------
+    >>> def fold(W, b, gamma, beta, mean, var, eps):
+    ...     s = gamma / np.sqrt(var + eps)
+    ...     return W * s[:, None, None, None], (b - mean) * s + beta
+    >>> check_fold_bn(fold)
+    ✓ fold BN: 12 fresh cases agree with the reference.
+    12
+    """
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    rng = _rng(3103)
+    cases = []
+    for k in range(12):
+        group = (1, 2, 0)[k % 3]
+        c_in = int(rng.integers(1, 5)) * (group or 1)
+        if group == 0:  # depthwise
+            group, c_out = c_in, c_in
+        else:
+            c_out = group * int(rng.integers(1, 5))
+        ksize = (1, 3)[k % 2]
+        f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
+        W = f32(rng.standard_normal((c_out, c_in // group, ksize, ksize)))
+        b = f32(np.zeros(c_out) if k % 4 == 0 else rng.standard_normal(c_out))
+        gamma, beta = f32(rng.uniform(0.3, 2.0, c_out)), f32(rng.standard_normal(c_out))
+        mean, var = f32(rng.standard_normal(c_out)), f32(rng.uniform(0.05, 3.0, c_out))
+        eps = (1e-5, 1e-3)[k % 2]
+        x = f32(rng.standard_normal((1, c_in, int(rng.integers(3, 8)), int(rng.integers(3, 8)))))
+        cases.append((W, b, gamma, beta, mean, var, eps, x, group))
+
+    def learner(W, b, gamma, beta, mean, var, eps, x, group):
+        got = fn(W, b, gamma, beta, mean, var, eps)
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            raise AssertionError(f"fold BN: return a pair (W_folded, b_folded), got {type(got).__name__}")
+        w2, b2 = (np.asarray(a, dtype=np.float32) for a in got)
+        if w2.shape != W.shape or b2.shape != b.shape:
+            raise AssertionError(f"fold BN: expected shapes {W.shape} and {b.shape}, got {w2.shape} and {b2.shape}")
+        conv = ReferenceEvaluator(helper.make_node("Conv", ["x", "W", "b"], ["y"], group=group,
+                                                   pads=[W.shape[2] // 2] * 4))
+        return conv.run(None, {"x": x, "W": w2, "b": b2})[0]
+
+    return check("fold BN", learner, cases, _ch3_conv_bn_reference, rtol=1e-4, atol=1e-5)
+
+
+def _ch3_peak_by_sweep(tensors) -> int:
+    """At every step, add up the sizes of the tensors live then; keep the largest sum."""
+    if not tensors:
+        return 0
+    peak = 0
+    for step in range(min(f for _, f, _ in tensors), max(last for _, _, last in tensors) + 1):
+        peak = max(peak, sum(size for size, first, last in tensors if first <= step <= last))
+    return peak
+
+
+def check_live_peak(fn: Callable[[list], int]) -> int:
+    """Check ``fn(tensors) -> peak bytes`` for a list of ``(size, first, last)`` lifetimes.
+
+    A tensor is live at every step from ``first`` (the node that writes it)
+    to ``last`` (the last node that reads it), both included. The answer is
+    the largest total size live at any one step: the memory no plan can go
+    below. Fresh cases: 30 lists of 0–25 tensors over 0–30 steps, with
+    one-step lifetimes, nested lifetimes and tensors that end exactly where
+    another begins. Reference: a sweep that adds up the live sizes at every
+    step.
+
+    Examples
+    --------
+    >>> check_live_peak(_ch3_peak_by_sweep)
+    ✓ live peak: 30 fresh cases agree with the reference.
+    30
+    """
+    rng = _rng(3104)
+    cases = [([],), ([(64, 3, 3)],), ([(100, 0, 1), (50, 1, 2), (80, 2, 3)],)]
+    for _ in range(27):
+        tensors = []
+        for _ in range(int(rng.integers(1, 26))):
+            first = int(rng.integers(0, 30))
+            tensors.append((int(rng.integers(1, 5000)), first, first + int(rng.integers(0, 8))))
+        cases.append((tensors,))
+    return check("live peak", fn, cases, _ch3_peak_by_sweep)
+
+
 # ---- Chapter 4: GEMM and tiling ----------------------------------------------
+
+
+def _ch4_schedule_bytes(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> tuple[int, int]:
+    """(reads, writes) of a tiled GEMM, by walking its loop nest step by step.
+
+    The model of chapter 4: one buffer slot per operand; a tile needed by two
+    consecutive steps stays, any other is loaded; a C-tile is written out when
+    it leaves the buffer (and at the end) and read back only if it was written
+    before. Edge tiles move only their real bytes.
+    """
+    size = {"m": M, "n": N, "k": K}
+    step = dict(zip("mnk", tile))
+
+    def span(dim: str, start: int) -> int:
+        return min(step[dim], size[dim] - start)
+
+    held: dict[str, Any] = {"A": None, "B": None, "C": None}
+    in_dram: set = set()
+    reads = writes = 0
+    loops = [range(0, size[d], step[d]) for d in order]
+    for x, y, z in ((x, y, z) for x in loops[0] for y in loops[1] for z in loops[2]):
+        at = dict(zip(order, (x, y, z)))
+        for name, (r, c) in (("A", "mk"), ("B", "kn")):
+            key = (at[r], at[c])
+            if held[name] != key:
+                held[name] = key
+                reads += span(r, at[r]) * span(c, at[c]) * itemsize
+        key = (at["m"], at["n"])
+        if held["C"] != key:
+            if held["C"] is not None:
+                writes += span("m", held["C"][0]) * span("n", held["C"][1]) * itemsize
+                in_dram.add(held["C"])
+            if key in in_dram:
+                reads += span("m", key[0]) * span("n", key[1]) * itemsize
+            held["C"] = key
+    writes += span("m", held["C"][0]) * span("n", held["C"][1]) * itemsize
+    return reads, writes
+
+
+def _ch4_fits(M: int, N: int, K: int, tile: tuple, buffer_bytes: int, itemsize: int) -> bool:
+    bm, bn, bk = min(tile[0], M), min(tile[1], N), min(tile[2], K)
+    return (bm * bk + bk * bn + bm * bn) * itemsize <= buffer_bytes
+
+
+def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]) -> None:
+    """Check ``fn(A, B, tile)`` computes ``A @ B`` for any shapes and tiles.
+
+    Fresh cases: 12 float64 and float32 products with every dimension 1–37,
+    tiles 1–40 (so edge tiles are ragged, and some tiles are larger than the
+    whole matrix), plus one 1×1×1 tile. Reference: ``numpy.matmul``.
+    Prints one line on success; raises ``AssertionError`` naming the input
+    otherwise (this holds for every chapter-4 checker).
+
+    Examples
+    --------
+    >>> from npukit.gemm import tiled_matmul
+    >>> check_tiled_matmul(tiled_matmul)
+    ✓ tiled matmul: 13 fresh cases agree with the reference.
+    """
+    rng = _rng(4101)
+    cases = []
+    for k in range(12):
+        M, N, K = (int(v) for v in rng.integers(1, 38, size=3))
+        tile = tuple(int(v) for v in rng.integers(1, 41, size=3))
+        dtype = np.float64 if k % 2 == 0 else np.float32
+        cases.append((rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((K, N)).astype(dtype), tile))
+    cases.append((rng.standard_normal((3, 5)), rng.standard_normal((5, 4)), (1, 1, 1)))
+
+    def learner(A, B, tile):
+        got = fn(A, B, tile)
+        if isinstance(got, np.ndarray) and got.dtype != A.dtype:
+            raise AssertionError(f"tiled matmul: the result should keep the inputs' dtype {A.dtype}, got {got.dtype}")
+        return got
+
+    def reference(A, B, tile):
+        return np.matmul(A, B)
+
+    check("tiled matmul", learner, cases, reference, rtol=1e-4, atol=1e-5)
+
+
+def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int], tuple[int, int]]) -> None:
+    """Check ``fn(M, N, K, tile, order, itemsize) -> (reads, writes)`` in bytes.
+
+    Fresh cases: 40 schedules with dimensions 1–24, tiles 1–26 (ragged edges
+    and tiles that cover a whole dimension included), every loop order and
+    itemsizes 1, 2 and 4. Reference: a step-by-step walk of the loop nest
+    that loads a tile whenever the previous step did not hold it (the model
+    of chapter 4; the same itemsize for A, B and C).
+
+    Examples
+    --------
+    >>> from npukit.gemm import traffic
+    >>> def by_model(M, N, K, tile, order, itemsize):
+    ...     t = traffic(M, N, K, tile, order, itemsize)
+    ...     return t.reads, t.writes
+    >>> check_schedule_traffic(by_model)
+    ✓ schedule traffic: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(4102)
+    orders = ("mnk", "mkn", "nmk", "nkm", "kmn", "knm")
+    cases = []
+    for k in range(40):
+        M, N, K = (int(v) for v in rng.integers(1, 25, size=3))
+        tile = tuple(int(v) for v in rng.integers(1, 27, size=3))
+        cases.append((M, N, K, tile, orders[k % 6], int(rng.choice([1, 2, 4]))))
+
+    def learner(*case):
+        got = fn(*case)
+        return tuple(int(v) for v in got) if isinstance(got, (tuple, list)) else got
+
+    check("schedule traffic", learner, cases, _ch4_schedule_bytes)
+
+
+class _Ch4Optimal:
+    """The answer to "best tile": every tile that fits and moves the fewest bytes."""
+
+    def __init__(self, M: int, N: int, K: int, buffer_bytes: int, itemsize: int) -> None:
+        self.dims, self.buffer_bytes = (M, N, K), buffer_bytes
+        scored = {}
+        for tile in ((a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)):
+            if _ch4_fits(M, N, K, tile, buffer_bytes, itemsize):
+                scored[tile] = sum(_ch4_schedule_bytes(M, N, K, tile, "mnk", itemsize))
+        self.best = min(scored.values())
+        self.tiles = {t for t, v in scored.items() if v == self.best}
+
+    def accepts(self, got: Any) -> bool:
+        try:
+            tile = tuple(int(v) for v in got)
+        except (TypeError, ValueError):
+            return False
+        if len(tile) != 3 or min(tile) < 1:
+            return False
+        clipped = tuple(min(t, d) for t, d in zip(tile, self.dims))  # a tile larger than the matrix is the matrix
+        return clipped in self.tiles
+
+    def __repr__(self) -> str:
+        example = min(self.tiles)
+        return (
+            f"a tile that fits {self.buffer_bytes} B and moves {self.best} B, the fewest "
+            f"({len(self.tiles)} such tiles, e.g. {example})"
+        )
+
+
+def check_best_tile(fn: Callable[[int, int, int, int, int], tuple[int, int, int]]) -> None:
+    """Check ``fn(M, N, K, buffer_bytes, itemsize) -> (bm, bn, bk)`` for loop order mnk.
+
+    Fresh cases: 8 GEMMs with dimensions 2–9 and buffers from just above a
+    1×1×1 tile to about the whole problem. The answer must fit the buffer
+    (one A-, B- and C-tile of ``itemsize``-byte elements, each tile clipped
+    to the matrix) and move as few bytes as the best of an exhaustive search
+    over every tile, with the traffic counted by walking the loop nest. Any
+    of several equally good tiles is accepted.
+
+    Examples
+    --------
+    >>> from npukit.gemm import best_tile
+    >>> check_best_tile(best_tile)
+    ✓ best tile: 8 fresh cases agree with the reference.
+    """
+    rng = _rng(4103)
+    cases = []
+    for _ in range(8):
+        M, N, K = (int(v) for v in rng.integers(2, 10, size=3))
+        itemsize = int(rng.choice([1, 4]))
+        whole = (M * K + K * N + M * N) * itemsize
+        cases.append((M, N, K, int(rng.integers(3 * itemsize, whole + 1)), itemsize))
+    check("best tile", fn, cases, _Ch4Optimal, compare=lambda got, want: want.accepts(got))
 
 
 # ---- Student edition ---------------------------------------------------------

@@ -1,0 +1,942 @@
+"""Tensors are memory: shape, dtype, strides, views, addresses and alignment.
+
+A NumPy array is a flat buffer of bytes plus four pieces of metadata: where
+its first element is (an address), how big one element is (the dtype's
+itemsize), how many elements each axis has (the shape), and how many bytes to
+step to reach the next element along each axis (the strides). Element
+``(i0, i1, …)`` lives at ``address + i0 * strides[0] + i1 * strides[1] + …``.
+
+The invariant this module teaches:
+
+    **A view does not copy memory; it only changes shape, strides and offset.**
+
+Transposing, slicing with steps and most reshapes make views. A copy happens
+only when the requested element order cannot be expressed with strides over
+the existing buffer (for example flattening a transposed array), or when you
+ask for one (``np.ascontiguousarray``, ``astype``, fancy indexing).
+
+Hardware cares about one more number: the alignment of the first byte. CPUs
+move memory in cache lines (64 bytes on current x86 and Arm cores) and DMA
+engines in bursts; :func:`aligned_empty` makes a buffer whose start is a
+multiple of the alignment you ask for, and :func:`alignment_of` tells you what
+you got.
+
+See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import numpy as np
+
+from . import _check
+
+if TYPE_CHECKING:  # plotly is imported inside the figure functions only
+    import plotly.graph_objects as go
+
+__all__ = [
+    "TensorInfo",
+    "describe",
+    "contiguous_strides",
+    "element_offsets",
+    "is_view_of",
+    "root_buffer",
+    "alignment_of",
+    "aligned_empty",
+    "alignment_census",
+    "cache_line_size",
+    "default_views",
+    "memory_map_figure",
+    "alignment_figure",
+    "numbers",
+]
+
+
+# ---- describing an array ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorInfo:
+    """What an array is, as memory. Returned by :func:`describe`.
+
+    Attributes
+    ----------
+    shape, strides : tuple of int
+        Elements per axis, and bytes to step per axis.
+    dtype : str
+        The element type's name, e.g. ``"float32"``.
+    itemsize, nbytes : int
+        Bytes per element, and bytes of all elements (``size * itemsize``).
+    c_contiguous, f_contiguous : bool
+        Whether the elements fill one gap-free block in row-major (C) or
+        column-major (Fortran) order.
+    owns_data : bool
+        Whether this array allocated its buffer (``a.flags.owndata``).
+    base : str or None
+        What owns the memory when the array does not, e.g.
+        ``"ndarray (3, 4) float32"``; ``None`` when it owns its data.
+    offset : int
+        Bytes from the start of the owner's buffer to this array's first
+        element (0 for an owner).
+    address : int
+        The address of the first element (``a.ctypes.data``).
+    alignment : int
+        The largest power of two dividing ``address``, capped at 4096.
+    writeable : bool
+        Whether the array may be written through.
+    """
+
+    shape: tuple[int, ...]
+    dtype: str
+    itemsize: int
+    strides: tuple[int, ...]
+    nbytes: int
+    c_contiguous: bool
+    f_contiguous: bool
+    owns_data: bool
+    base: str | None
+    offset: int
+    address: int
+    alignment: int
+    writeable: bool
+
+    def _rows(self) -> list[tuple[str, str]]:
+        yes = {True: "yes", False: "no"}
+        return [
+            ("shape", str(self.shape)),
+            ("dtype", f"{self.dtype} (itemsize {self.itemsize} B)"),
+            ("strides", f"{self.strides} B"),
+            ("nbytes", f"{self.nbytes:,} B"),
+            ("contiguous", f"C: {yes[self.c_contiguous]}, F: {yes[self.f_contiguous]}"),
+            ("owns data", "yes" if self.owns_data else f"no: a view into {self.base}, {self.offset:,} B in"),
+            ("address", f"{self.address:#x} (aligned to {self.alignment} B)"),
+            ("writeable", yes[self.writeable]),
+        ]
+
+    def __str__(self) -> str:
+        return "\n".join(f"{k:<11} {v}" for k, v in self._rows())
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorInfo(shape={self.shape}, dtype={self.dtype}, strides={self.strides}, "
+            f"C={self.c_contiguous}, F={self.f_contiguous}, owns_data={self.owns_data}, "
+            f"address={self.address:#x}, alignment={self.alignment})"
+        )
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        body = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in self._rows())
+        return f'<table class="npukit-table">{body}</table>'
+
+
+def root_buffer(a: np.ndarray) -> Any:
+    """The object that owns ``a``'s memory: follow ``.base`` to its end.
+
+    NumPy keeps ``.base`` pointing at the array (or other object, such as
+    ``bytes`` or an OpenVINO tensor) whose memory a view uses. An array that
+    owns its data is its own root.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        Any array.
+
+    Returns
+    -------
+    object
+        The owner of the memory: ``a`` itself, an ndarray, or another object.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.zeros((3, 4))
+    >>> root_buffer(x.T[1:]) is x
+    True
+    >>> root_buffer(x) is x
+    True
+    """
+    _check.as_array(a, "a")
+    node: Any = a
+    while isinstance(node, np.ndarray) and node.base is not None:
+        node = node.base
+    return node
+
+
+def _root_array(a: np.ndarray) -> np.ndarray:
+    """The last ndarray in ``a``'s ``.base`` chain (its memory's outermost array)."""
+    node = a
+    while isinstance(node.base, np.ndarray):
+        node = node.base
+    return node
+
+
+def describe(a: np.ndarray) -> TensorInfo:
+    """Describe an array as memory: shape, dtype, strides, ownership, address.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The array to describe.
+
+    Returns
+    -------
+    TensorInfo
+        A frozen record; ``print`` it for a table, or display it in Jupyter.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.zeros((2, 3, 4), dtype=np.float32)
+    >>> d = describe(x)
+    >>> d.shape, d.strides, d.nbytes, d.c_contiguous, d.owns_data
+    ((2, 3, 4), (48, 16, 4), 96, True, True)
+    >>> t = describe(x.transpose(2, 0, 1))
+    >>> t.strides, t.c_contiguous, t.owns_data, t.base
+    ((4, 48, 16), False, False, 'ndarray (2, 3, 4) float32')
+    >>> describe(x[1]).offset          # x[1] starts 48 bytes into x's buffer
+    48
+    """
+    _check.as_array(a, "a")
+    address = int(a.__array_interface__["data"][0])
+    owner = root_buffer(a)
+    if a.flags.owndata or owner is a:
+        base, offset = None, 0
+    else:
+        root = _root_array(a)
+        if root is a:  # wraps a non-NumPy buffer (bytes, an OpenVINO tensor …)
+            base, offset = type(owner).__name__, 0
+        else:
+            base = f"ndarray {root.shape} {root.dtype}"
+            if not root.flags.owndata:
+                base += f" over {type(owner).__name__}"
+            offset = address - int(root.__array_interface__["data"][0])
+    return TensorInfo(
+        shape=tuple(int(n) for n in a.shape),
+        dtype=str(a.dtype),
+        itemsize=int(a.itemsize),
+        strides=tuple(int(s) for s in a.strides),
+        nbytes=int(a.nbytes),
+        c_contiguous=bool(a.flags.c_contiguous),
+        f_contiguous=bool(a.flags.f_contiguous),
+        owns_data=bool(a.flags.owndata),
+        base=base,
+        offset=offset,
+        address=address,
+        alignment=alignment_of(address),
+        writeable=bool(a.flags.writeable),
+    )
+
+
+# ---- strides and offsets --------------------------------------------------------
+
+
+def contiguous_strides(shape: tuple[int, ...] | list[int] | int, itemsize: int, order: str = "C") -> tuple[int, ...]:
+    """The byte strides of a gap-free array of ``shape``, as NumPy makes them.
+
+    In C (row-major) order the last axis steps by one element and each earlier
+    axis steps over everything after it:
+    ``strides[k] = itemsize * shape[k+1] * … * shape[-1]``. Fortran
+    (column-major) order is the mirror image. Two NumPy conventions are
+    reproduced: an axis of size 1 gets the stride it would have if it were
+    larger, and an array with any axis of size 0 holds no bytes, so NumPy
+    (since 1.23) gives every axis a stride of 0.
+
+    Parameters
+    ----------
+    shape : tuple of int (or an int for 1-D)
+        Non-negative sizes.
+    itemsize : int
+        Bytes per element (``np.dtype(...).itemsize``), >= 1.
+    order : {"C", "F"}
+        Row-major or column-major.
+
+    Returns
+    -------
+    tuple of int
+        Strides in bytes, equal to ``np.empty(shape, dtype, order=order).strides``.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` or ``itemsize`` holds a non-integer.
+    ValueError
+        If a dimension is negative, ``itemsize`` < 1 or ``order`` is not "C"/"F".
+
+    Examples
+    --------
+    >>> contiguous_strides((1, 3, 224, 224), 4)
+    (602112, 200704, 896, 4)
+    >>> contiguous_strides((2, 3), 8, order="F")
+    (8, 16)
+    >>> contiguous_strides((), 4), contiguous_strides((3, 0, 2), 4)
+    ((), (0, 0, 0))
+    """
+    shape = _check.shape(shape, "shape")
+    itemsize = _check.integer(itemsize, "itemsize", minimum=1)
+    _check.one_of(order, "order", ("C", "F"))
+    if 0 in shape:
+        return (0,) * len(shape)
+    axes = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+    strides = [0] * len(shape)
+    step = itemsize
+    for k in axes:
+        strides[k] = step
+        step *= shape[k]
+    return tuple(strides)
+
+
+def element_offsets(a: np.ndarray, relative_to: np.ndarray | None = None) -> np.ndarray:
+    """The byte offset of every element of ``a``, as an int64 array of ``a.shape``.
+
+    Offsets are measured from the first byte of ``relative_to`` (by default
+    the outermost array in ``a``'s ``.base`` chain, i.e. the buffer a view
+    looks into). Element ``i`` of ``a`` sits at
+    ``start + sum(i[k] * a.strides[k])``.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The array (often a view).
+    relative_to : numpy.ndarray, optional
+        The array whose first byte is offset 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 offsets, same shape as ``a``.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` or ``relative_to`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    >>> element_offsets(x)
+    array([[ 0,  4,  8],
+           [12, 16, 20]])
+    >>> element_offsets(x.T)           # same bytes, visited in another order
+    array([[ 0, 12],
+           [ 4, 16],
+           [ 8, 20]])
+    >>> element_offsets(x[:, 1:])      # a slice starts 4 bytes in
+    array([[ 4,  8],
+           [16, 20]])
+    """
+    _check.as_array(a, "a")
+    ref = _root_array(a) if relative_to is None else _check.as_array(relative_to, "relative_to")
+    start = int(a.__array_interface__["data"][0]) - int(ref.__array_interface__["data"][0])
+    out = np.full(a.shape, start, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+        step = np.arange(n, dtype=np.int64) * s
+        out += step.reshape([n if j == k else 1 for j in range(a.ndim)])
+    return out
+
+
+def is_view_of(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are windows onto the same buffer.
+
+    True when both arrays' memory belongs to the same owner (see
+    :func:`root_buffer`). This is about *where the memory comes from*;
+    ``np.shares_memory(a, b)`` answers a different question, whether the two
+    touch a common byte: two disjoint slices of one buffer are views of each
+    other's buffer but share no bytes.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        The arrays to compare.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``a`` or ``b`` is not a NumPy array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(8)
+    >>> is_view_of(x[::2], x), is_view_of(x.copy(), x)
+    (True, False)
+    >>> is_view_of(x[:4], x[4:]), bool(np.shares_memory(x[:4], x[4:]))
+    (True, False)
+    """
+    _check.as_array(a, "a")
+    _check.as_array(b, "b")
+    return root_buffer(a) is root_buffer(b)
+
+
+# ---- addresses and alignment -----------------------------------------------------
+
+
+def alignment_of(a: np.ndarray | int, cap: int = 4096) -> int:
+    """The largest power of two that divides the address of ``a``'s first byte.
+
+    An address that is a multiple of 64 is "64-byte aligned". Since every
+    multiple of 128 is also a multiple of 64, the answer is capped (a page,
+    4096 bytes, by default): address 0 and very round addresses report ``cap``.
+
+    Parameters
+    ----------
+    a : numpy.ndarray or int
+        An array (its data address is used) or an address.
+    cap : int
+        A power of two; the largest alignment reported.
+
+    Returns
+    -------
+    int
+        A power of two between 1 and ``cap``.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` is neither an array nor an integer, or ``cap`` is not an integer.
+    ValueError
+        If ``a`` is a negative address or ``cap`` is not a positive power of two.
+
+    Examples
+    --------
+    >>> alignment_of(0x1040), alignment_of(0x1048), alignment_of(0x10000)
+    (64, 8, 4096)
+    >>> import numpy as np
+    >>> x = np.empty(100, dtype=np.uint8)
+    >>> alignment_of(x[1:]) == 1 and alignment_of(x) >= 16
+    True
+    """
+    cap = _check.power_of_two(cap, "cap")
+    if isinstance(a, np.ndarray):
+        address = int(a.__array_interface__["data"][0])
+    else:
+        try:
+            address = _check.integer(a, "a", minimum=0)
+        except TypeError:
+            raise TypeError(f"a must be a numpy.ndarray or an integer address, got {type(a).__name__}") from None
+    if address == 0:
+        return cap
+    return min(address & -address, cap)
+
+
+def aligned_empty(
+    shape: tuple[int, ...] | list[int] | int,
+    dtype: Any = np.float32,
+    alignment: int = 128,
+    order: str = "C",
+) -> np.ndarray:
+    """An uninitialised array whose first byte sits at a multiple of ``alignment``.
+
+    NumPy's allocator promises only what ``malloc`` promises (16 bytes on
+    64-bit Linux). To do better, over-allocate a byte buffer by ``alignment``
+    bytes, find the first address in it that is a multiple of ``alignment``,
+    and build the array as a view starting there. The view keeps the buffer
+    alive through ``.base``; at most ``alignment - 1`` bytes are wasted.
+
+    Parameters
+    ----------
+    shape : tuple of int (or an int for 1-D)
+        Non-negative sizes.
+    dtype : dtype-like
+        Element type with a fixed, non-zero itemsize and no Python objects.
+    alignment : int
+        A positive power of two, in bytes. If the dtype needs more (e.g. 16
+        for complex128 on some systems), the dtype's alignment is used.
+    order : {"C", "F"}
+        Memory order of the result (always one contiguous block).
+
+    Returns
+    -------
+    numpy.ndarray
+        Writable, ``shape`` and ``dtype`` as asked, contiguous in ``order``,
+        ``alignment_of(result) >= alignment``.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` holds a non-integer, ``dtype`` is not a dtype, or
+        ``alignment`` is not an integer.
+    ValueError
+        If a dimension is negative, ``alignment`` is not a positive power of
+        two, ``order`` is not "C"/"F", or ``dtype`` is an object or
+        zero-itemsize dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = aligned_empty((8, 3, 32, 32), np.float32, alignment=128)
+    >>> x.shape, x.dtype, x.flags.c_contiguous, x.flags.writeable
+    ((8, 3, 32, 32), dtype('float32'), True, True)
+    >>> x.ctypes.data % 128
+    0
+    >>> alignment_of(aligned_empty(5, np.uint8, alignment=4096))
+    4096
+    """
+    shape = _check.shape(shape, "shape")
+    dt = _check.dtype(dtype, "dtype")
+    alignment = _check.power_of_two(alignment, "alignment")
+    _check.one_of(order, "order", ("C", "F"))
+    if dt.hasobject:
+        raise ValueError(f"dtype must not hold Python objects (uninitialised memory is not a valid object), got {dt}")
+    if dt.itemsize == 0:
+        raise ValueError(f"dtype must have a fixed, non-zero itemsize (e.g. 'S8', not 'S'), got {dt}")
+    align = max(alignment, dt.alignment)
+    nbytes = math.prod(shape) * dt.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    start = (-int(raw.__array_interface__["data"][0])) % align
+    # np.ndarray(buffer=…, offset=…) places the first element exactly there,
+    # even for a zero-size array (slicing would move an empty view's pointer).
+    return np.ndarray(shape, dtype=dt, buffer=raw, offset=start, order=order)
+
+
+def alignment_census(
+    allocate: Callable[[], np.ndarray] | int,
+    n: int = 500,
+    cap: int = 4096,
+) -> dict[int, int]:
+    """Allocate ``n`` arrays, keep them all alive, and count their alignments.
+
+    Keeping every array alive matters: an allocator hands a just-freed block
+    straight back, so a loop that frees each array would measure one address
+    ``n`` times.
+
+    Parameters
+    ----------
+    allocate : callable or int
+        A function returning a fresh array, or a byte count (then
+        ``np.empty(allocate, np.uint8)`` is used).
+    n : int
+        How many allocations (>= 1).
+    cap : int
+        A power of two; the largest alignment told apart.
+
+    Returns
+    -------
+    dict
+        ``{alignment: count}`` for every power of two from 1 to ``cap``
+        (zeros included), in increasing order; the counts add up to ``n``.
+
+    Raises
+    ------
+    TypeError
+        If ``allocate`` is neither callable nor an integer, or it returns a
+        non-array.
+    ValueError
+        If ``n`` < 1, a byte count is negative, or ``cap`` is not a power of two.
+
+    Examples
+    --------
+    >>> c = alignment_census(lambda: aligned_empty(10, "u1", alignment=256), n=50)
+    >>> sum(c.values()), sum(v for k, v in c.items() if k < 256)
+    (50, 0)
+    >>> min(k for k, v in alignment_census(1000, n=50).items() if v) >= 16   # malloc's promise
+    True
+    """
+    n = _check.integer(n, "n", minimum=1)
+    cap = _check.power_of_two(cap, "cap")
+    if callable(allocate):
+        make = allocate
+    else:
+        try:
+            size = _check.integer(allocate, "allocate", minimum=0)
+        except TypeError:
+            raise TypeError(f"allocate must be a callable or a byte count, got {type(allocate).__name__}") from None
+
+        def make() -> np.ndarray:
+            return np.empty(size, dtype=np.uint8)
+
+    counts = {1 << k: 0 for k in range(cap.bit_length())}
+    keep = []
+    for _ in range(n):
+        arr = make()
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"allocate must return a numpy.ndarray, got {type(arr).__name__}")
+        keep.append(arr)
+        counts[alignment_of(arr, cap)] += 1
+    return counts
+
+
+def cache_line_size() -> int | None:
+    """The L1 data-cache line size this machine reports, in bytes (or None).
+
+    Read from ``sysconf(_SC_LEVEL1_DCACHE_LINESIZE)`` or, failing that, from
+    Linux's ``/sys/devices/system/cpu/cpu0/cache``.
+
+    Returns
+    -------
+    int or None
+        Bytes per cache line, or ``None`` where the system does not say.
+
+    Raises
+    ------
+    Nothing: an unreadable answer is ``None``.
+
+    Examples
+    --------
+    >>> n = cache_line_size()
+    >>> n is None or (n > 0 and n & (n - 1) == 0)
+    True
+    """
+    try:
+        n = os.sysconf("SC_LEVEL1_DCACHE_LINESIZE")
+        if n and n > 0:
+            return int(n)
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size") as f:
+            n = int(f.read().strip())
+            return n if n > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+# ---- figures ---------------------------------------------------------------------
+
+
+def default_views(x: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The views the memory-map figure shows by default.
+
+    Parameters
+    ----------
+    x : numpy.ndarray, optional
+        A 2-D array; by default ``np.arange(12, dtype=np.float32).reshape(3, 4)``.
+
+    Returns
+    -------
+    dict
+        ``{label: array}``: the original, its transpose, two slices, a reshape
+        (all views) and a contiguous copy of the transpose.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a NumPy array.
+    ValueError
+        If ``x`` is not 2-D with at least 2 rows and 3 columns.
+
+    Examples
+    --------
+    >>> v = default_views()
+    >>> list(v)[:2]
+    ['x', 'x.T']
+    >>> [bool(np.shares_memory(a, v['x'])) for a in v.values()]
+    [True, True, True, True, True, False]
+    """
+    if x is None:
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    _check.as_array(x, "x")
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 3:
+        raise ValueError(f"x must be 2-D with at least 2 rows and 3 columns, got shape {x.shape}")
+    rows, cols = x.shape
+    return {
+        "x": x,
+        "x.T": x.T,
+        "x[:, ::2]": x[:, ::2],
+        "x[1:, 1:3]": x[1:, 1:3],
+        f"x.reshape({cols}, {rows})": x.reshape(cols, rows),
+        "np.ascontiguousarray(x.T)": np.ascontiguousarray(x.T),
+    }
+
+
+def _as_grid(off: np.ndarray) -> np.ndarray:
+    if off.ndim == 0:
+        return off.reshape(1, 1)
+    if off.ndim == 1:
+        return off.reshape(1, -1)
+    return off.reshape(-1, off.shape[-1])
+
+
+def memory_map_figure(
+    views: Mapping[str, np.ndarray] | None = None,
+    *,
+    base: np.ndarray | None = None,
+    height: int = 480,
+) -> "go.Figure":
+    """Draw where every element of a small tensor lives, for several views of it.
+
+    Top panel: the view's elements in their logical positions (row, column),
+    each labelled and coloured by its byte offset from the start of the
+    buffer. Bottom panel: the buffer itself, one cell per element-sized slot,
+    labelled with the index of the element that lives there (blank slots are
+    bytes the view skips). Buttons switch between views; all views are
+    precomputed, so the figure works in a static web page without a kernel.
+    Views that do not share memory with ``base`` (copies) are drawn against
+    their own new buffer.
+
+    Parameters
+    ----------
+    views : mapping of str to numpy.ndarray, optional
+        ``{label: array}``; arrays with more than 2 axes are drawn with their
+        leading axes flattened into rows. Default: :func:`default_views`.
+    base : numpy.ndarray, optional
+        The buffer offsets are measured from. Default: the first view.
+    height : int
+        Figure height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two traces per view (grid and buffer heatmaps) and one button per view.
+
+    Raises
+    ------
+    TypeError
+        If ``views`` is not a mapping of arrays, or ``base`` is not an array.
+    ValueError
+        If ``views`` is empty, a view has more than 64 elements, the buffer
+        has more than 128 slots, or a view reaches outside ``base``.
+
+    Examples
+    --------
+    >>> fig = memory_map_figure()
+    >>> len(fig.data), len(fig.layout.updatemenus[0].buttons)
+    (12, 6)
+    >>> fig.layout.updatemenus[0].buttons[1].label
+    'x.T'
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from .viz import PALETTE, style
+
+    if views is None:
+        views = default_views()
+    if not isinstance(views, Mapping):
+        raise TypeError(f"views must be a mapping of label -> numpy.ndarray, got {type(views).__name__}")
+    if not views:
+        raise ValueError("views must hold at least one array")
+    for label, v in views.items():
+        _check.as_array(v, f"views[{label!r}]")
+        if v.size > 64:
+            raise ValueError(f"views[{label!r}] has {v.size} elements; at most 64 can be drawn legibly")
+    if base is None:
+        base = next(iter(views.values()))
+    _check.as_array(base, "base")
+
+    panels = []
+    for label, v in views.items():
+        shared = bool(np.shares_memory(v, base)) or v is base
+        ref = base if shared else v
+        off = element_offsets(v, relative_to=ref)
+        slot = v.itemsize
+        buf_bytes = max(ref.nbytes, int(off.max()) + slot if off.size else 0)
+        if off.size and (off.min() < 0 or (shared and off.max() + slot > base.nbytes)):
+            raise ValueError(f"views[{label!r}] reaches outside base's {base.nbytes} bytes")
+        n_slots = -(-buf_bytes // slot)
+        if n_slots > 128:
+            raise ValueError(f"the buffer behind views[{label!r}] has {n_slots} slots; at most 128 can be drawn")
+        panels.append((label, v, shared, off, slot, n_slots))
+    cmax = max(p[4] * max(p[5] - 1, 1) for p in panels)
+
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.14)
+    titles = []
+    for label, v, shared, off, slot, n_slots in panels:
+        grid = _as_grid(off)
+        idx = [str(t) for t in np.ndindex(*v.shape)] if v.ndim else ["()"]
+        idx_grid = np.array(idx, dtype=object).reshape(grid.shape)
+        fig.add_trace(
+            go.Heatmap(
+                z=grid,
+                text=grid.astype(str),
+                texttemplate="%{text}",
+                customdata=np.stack([idx_grid, _as_grid(v).astype(object) if v.size else idx_grid], axis=-1),
+                hovertemplate="element %{customdata[0]} = %{customdata[1]}<br>byte offset %{z}<extra></extra>",
+                coloraxis="coloraxis",
+                xgap=2,
+                ygap=2,
+                visible=False,
+                name=label,
+            ),
+            row=1,
+            col=1,
+        )
+        z = np.full((1, n_slots), np.nan)
+        text = np.full((1, n_slots), "", dtype=object)
+        for i, o in zip(idx, off.ravel()):
+            z[0, o // slot] = o
+            text[0, o // slot] = i.replace(" ", "")
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=np.arange(n_slots) * slot,
+                y=["buffer"],
+                text=text,
+                texttemplate="%{text}",
+                textfont=dict(size=10),
+                hovertemplate="byte offset %{x}<br>element %{text}<extra></extra>",
+                coloraxis="coloraxis",
+                xgap=2,
+                visible=False,
+                name=label,
+            ),
+            row=2,
+            col=1,
+        )
+        kind = "a view of x's buffer" if shared else "a copy in a new buffer"
+        layout = "C-contiguous" if v.flags.c_contiguous else ("F-contiguous" if v.flags.f_contiguous else "not contiguous")
+        titles.append(f"<b>{label}</b>: shape {v.shape}, strides {v.strides} B, {layout}, {kind}")
+
+    n = len(panels)
+    buttons = []
+    for k, (label, *_rest) in enumerate(panels):
+        visible = [False] * (2 * n)
+        visible[2 * k] = visible[2 * k + 1] = True
+        buttons.append(dict(label=label, method="update", args=[{"visible": visible}, {"title.text": titles[k]}]))
+    fig.data[0].visible = True
+    fig.data[1].visible = True
+    fig.update_layout(
+        coloraxis=dict(
+            colorscale=[[0.0, "#FFFFFF"], [0.5, PALETTE[5]], [1.0, PALETTE[0]]],
+            cmin=0,
+            cmax=cmax,
+            colorbar=dict(title=dict(text="byte<br>offset"), len=0.6, y=0.65),
+        ),
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=buttons,
+                x=0.0,
+                xanchor="left",
+                y=-0.2,
+                yanchor="top",
+                showactive=True,
+                active=0,
+                pad=dict(t=4, r=4),
+            )
+        ],
+        plot_bgcolor="#EEEEEE",
+    )
+    slots = {p[4] for p in panels}
+    fig.update_yaxes(autorange="reversed", title_text="row", dtick=1, row=1, col=1)
+    fig.update_xaxes(title_text="column (cell text: the element's byte offset)", dtick=1, side="top", row=1, col=1)
+    fig.update_xaxes(
+        title_text="the buffer: byte offset of each slot (cell text: the element stored there)",
+        dtick=slots.pop() if len(slots) == 1 else None,
+        row=2,
+        col=1,
+    )
+    fig.update_yaxes(showticklabels=False, row=2, col=1)
+    style(fig, height=height, title=titles[0])
+    fig.update_layout(margin=dict(b=120, t=110), title=dict(y=0.97, yanchor="top"))
+    return fig
+
+
+def alignment_figure(censuses: Mapping[str, Mapping[int, int]], *, height: int = 380) -> "go.Figure":
+    """Bar chart: the share of allocations at each alignment, one colour per census.
+
+    Parameters
+    ----------
+    censuses : mapping of str to mapping of int to int
+        ``{label: alignment_census(...)}``.
+    height : int
+        Figure height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One bar trace per census.
+
+    Raises
+    ------
+    TypeError
+        If ``censuses`` is not a mapping of mappings.
+    ValueError
+        If ``censuses`` is empty or a census counts nothing.
+
+    Examples
+    --------
+    >>> fig = alignment_figure({"demo": {16: 3, 32: 1}})
+    >>> len(fig.data), list(fig.data[0].y)
+    (1, [0.75, 0.25])
+    """
+    import plotly.graph_objects as go
+
+    from .viz import PALETTE, style
+
+    if not isinstance(censuses, Mapping) or not all(isinstance(c, Mapping) for c in censuses.values()):
+        raise TypeError("censuses must be a mapping of label -> {alignment: count}")
+    if not censuses:
+        raise ValueError("censuses must hold at least one census")
+    keys = sorted({k for c in censuses.values() for k, v in c.items() if v})
+    fig = go.Figure()
+    for i, (label, c) in enumerate(censuses.items()):
+        total = sum(c.values())
+        if total <= 0:
+            raise ValueError(f"censuses[{label!r}] counts no allocations")
+        fig.add_trace(
+            go.Bar(
+                x=[str(k) for k in keys],
+                y=[c.get(k, 0) / total for k in keys],
+                name=label,
+                marker_color=PALETTE[i % len(PALETTE)],
+                hovertemplate="aligned to exactly %{x} B: %{y:.1%}<extra>" + label + "</extra>",
+            )
+        )
+    fig.update_layout(barmode="group", bargap=0.2)
+    fig.update_xaxes(title_text="largest power of two dividing the address (bytes)", type="category")
+    fig.update_yaxes(title_text="share of allocations", tickformat=".0%")
+    return style(fig, height=height)
+
+
+# ---- numbers so far ----------------------------------------------------------------
+
+
+def numbers(images: np.ndarray) -> list[dict]:
+    """Chapter 1's rows of the "numbers so far" table, for CameraNet's input batch.
+
+    Parameters
+    ----------
+    images : numpy.ndarray
+        A batch of images in NCHW layout, e.g. from
+        ``npukit.models.shapes_dataset``.
+
+    Returns
+    -------
+    list of dict
+        Records ``{"chapter", "quantity", "value", "how"}`` for
+        :func:`npukit.viz.numbers_table`.
+
+    Raises
+    ------
+    TypeError
+        If ``images`` is not a NumPy array.
+    ValueError
+        If ``images`` is not 4-D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows = numbers(np.zeros((8, 3, 32, 32), np.float32))
+    >>> [r["value"] for r in rows]
+    ['(8, 3, 32, 32) float32', '98,304 B', '12,288 B', '(12288, 4096, 128, 4) B']
+    """
+    _check.as_array(images, "images")
+    if images.ndim != 4:
+        raise ValueError(f"images must be a 4-D NCHW batch, got shape {images.shape}")
+    return [
+        {"chapter": 1, "quantity": "input batch", "value": f"{images.shape} {images.dtype}", "how": "images.shape, images.dtype"},
+        {"chapter": 1, "quantity": "input batch bytes", "value": f"{images.nbytes:,} B", "how": "images.nbytes"},
+        {"chapter": 1, "quantity": "one image", "value": f"{images[0].nbytes:,} B", "how": "images[0].nbytes = strides[0] when contiguous"},
+        {"chapter": 1, "quantity": "input batch strides", "value": f"{images.strides} B", "how": "images.strides"},
+    ]
