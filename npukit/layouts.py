@@ -1,0 +1,1123 @@
+"""Layouts: the same tensor, its elements in a different order in memory.
+
+The invariant this module teaches: **a layout is a stride order**. NCHW, NHWC
+and CHW are the same numbers with their axes listed in a different order from
+slowest to fastest in memory. Permuting axes only changes the strides, so it
+is free (a view); making the permuted tensor contiguous — what a kernel or a
+DMA engine that wants NHWC needs — reads and writes every byte once.
+Blocked layouts such as ``nChw16c`` (oneDNN's ``aBcd16b``) split the channel
+axis into blocks of 16 and put each block innermost, padding the last block
+with zeros. ``im2col`` turns a convolution into a matrix product; its patch
+tensor is itself a strided view of the input, and only the GEMM's copy costs
+memory.
+
+See chapter 2, "Layouts" (chapters/02_layouts.md).
+
+onnx and plotly are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any, Sequence
+
+import numpy as np
+
+from npukit import _check
+
+__all__ = [
+    "LETTERS",
+    "Conversion",
+    "PaddingCost",
+    "permutation",
+    "convert",
+    "conversion_is_free",
+    "onednn_tag",
+    "round_up",
+    "to_blocked",
+    "from_blocked",
+    "pad_channels",
+    "padding_cost",
+    "im2col",
+    "conv2d",
+    "im2col_blowup",
+    "measure_conversion",
+    "numbers",
+    "element_order_figure",
+    "bandwidth_figure",
+    "padding_figure",
+]
+
+#: The axis letters a layout string may use, in the logical order oneDNN and
+#: OpenVINO call ``a, b, c, ...``: batch, channels, depth, height, width.
+LETTERS = "NCDHW"
+
+
+# ---- layout strings -------------------------------------------------------------
+
+
+def _layout(s: Any, name: str) -> str:
+    if not isinstance(s, str):
+        raise TypeError(f"{name} must be a layout string such as 'NCHW', got {type(s).__name__}")
+    bad = sorted(set(s) - set(LETTERS))
+    if not s or bad:
+        raise ValueError(
+            f"{name} must be a layout string of the letters {', '.join(LETTERS)} "
+            f"(e.g. 'NCHW', 'NHWC'); got {s!r}"
+        )
+    if len(set(s)) != len(s):
+        raise ValueError(f"{name} must not repeat a letter, got {s!r}")
+    return s
+
+
+def permutation(src: str, dst: str) -> tuple[int, ...]:
+    """The axes order that turns a ``src``-layout tensor into ``dst`` layout.
+
+    ``np.transpose(x, permutation(src, dst))`` is ``x`` seen in layout
+    ``dst``: axis *i* of the result is axis ``perm[i]`` of ``x``.
+
+    Parameters
+    ----------
+    src, dst : str
+        Layout strings with the same letters, e.g. ``"NCHW"`` and ``"NHWC"``.
+
+    Returns
+    -------
+    tuple of int
+        The permutation.
+
+    Raises
+    ------
+    TypeError
+        If a layout is not a string.
+    ValueError
+        If a layout uses letters outside ``N, C, D, H, W``, repeats one, or
+        ``dst`` does not have the same letters as ``src``.
+
+    Examples
+    --------
+    >>> permutation("NCHW", "NHWC")
+    (0, 2, 3, 1)
+    >>> permutation("NHWC", "NCHW")
+    (0, 3, 1, 2)
+    >>> permutation("HWC", "CHW")
+    (2, 0, 1)
+    """
+    src, dst = _layout(src, "src"), _layout(dst, "dst")
+    if sorted(src) != sorted(dst):
+        raise ValueError(f"dst must have the same letters as src; got src={src!r}, dst={dst!r}")
+    return tuple(src.index(a) for a in dst)
+
+
+def convert(x: np.ndarray, src: str, dst: str, *, copy: bool = True) -> np.ndarray:
+    """Convert ``x`` from layout ``src`` to layout ``dst``.
+
+    With ``copy=False`` the result is a view: the same bytes, new strides,
+    no data moved. With ``copy=True`` (the default) it is a C-contiguous array
+    in the new layout — the bytes really rearranged, one full read and one full
+    write of the tensor, which is what a kernel or a DMA engine needs.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The tensor, its axes in the order ``src`` names them.
+    src, dst : str
+        Layout strings, e.g. ``"NCHW"``, ``"NHWC"``, ``"CHW"``, ``"HWC"``.
+    copy : bool
+        ``True`` for a contiguous result, ``False`` for a view.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` in layout ``dst``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an array or a layout is not a string.
+    ValueError
+        If a layout is invalid, the letters differ, or ``len(src) != x.ndim``.
+
+    Examples
+    --------
+    >>> x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)   # NCHW
+    >>> y = convert(x, "NCHW", "NHWC")
+    >>> y.shape, y.strides, y.flags.c_contiguous
+    ((1, 3, 4, 2), (96, 32, 8, 4), True)
+    >>> v = convert(x, "NCHW", "NHWC", copy=False)
+    >>> v.strides, np.shares_memory(v, x)
+    ((96, 16, 4, 48), True)
+    >>> bool((convert(y, "NHWC", "NCHW") == x).all())
+    True
+    """
+    _check.as_array(x, "x")
+    perm = permutation(src, dst)
+    if len(src) != x.ndim:
+        raise ValueError(f"src {src!r} names {len(src)} axes but x has {x.ndim} (shape {x.shape})")
+    view = x.transpose(perm)
+    return np.ascontiguousarray(view) if copy else view
+
+
+def conversion_is_free(shape: Sequence[int], src: str, dst: str) -> bool:
+    """Whether converting a C-contiguous ``shape`` tensor moves no bytes.
+
+    The contiguous ``dst`` tensor has exactly the bytes of the ``src`` tensor
+    when the axes longer than 1 keep their relative order: only axes of
+    length 1 (a batch of one, a single channel, a 1×1 feature map) move.
+    Then ``np.ascontiguousarray`` of the permuted view returns the view.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape in layout ``src``.
+    src, dst : str
+        Layout strings with the same letters.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad shape or layout, or ``len(shape) != len(src)``.
+
+    Examples
+    --------
+    >>> conversion_is_free((1, 3, 224, 224), "NCHW", "NHWC")
+    False
+    >>> conversion_is_free((8, 1, 28, 28), "NCHW", "NHWC")     # one channel
+    True
+    >>> conversion_is_free((1, 256, 1, 1), "NCHW", "NHWC")     # pooled features
+    True
+    """
+    shape = _check.shape(shape, "shape")
+    perm = permutation(src, dst)
+    if len(shape) != len(src):
+        raise ValueError(f"src {src!r} names {len(src)} axes but shape has {len(shape)}: {shape}")
+    if 0 in shape:
+        return True
+    order = [p for p in perm if shape[p] != 1]
+    return order == sorted(order)
+
+
+def onednn_tag(layout: str, block: int | None = None) -> str:
+    """oneDNN's format tag (also shown by OpenVINO's executed graph) for a layout.
+
+    oneDNN names the logical axes ``a, b, c, d, …`` in the order
+    N, C, (D,) H, W and writes them from the outermost to the innermost in
+    memory; a blocked axis appears as a capital letter plus its inner block,
+    e.g. nChw16c is ``aBcd16b``.
+
+    Parameters
+    ----------
+    layout : str
+        A layout string such as ``"NCHW"`` or ``"NHWC"``.
+    block : int, optional
+        The channel block size of a blocked layout (channels must be in it).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad layout, or a bad ``block``, or a block without a ``C`` axis.
+
+    Examples
+    --------
+    >>> onednn_tag("NCHW"), onednn_tag("NHWC"), onednn_tag("NCHW", block=16)
+    ('abcd', 'acdb', 'aBcd16b')
+    """
+    layout = _layout(layout, "layout")
+    logical = [a for a in LETTERS if a in layout]
+    name = {a: "abcde"[i] for i, a in enumerate(logical)}
+    tag = "".join(name[a] for a in layout)
+    if block is None:
+        return tag
+    block = _check.integer(block, "block", minimum=1)
+    if "C" not in layout:
+        raise ValueError(f"block needs a channel axis, but layout {layout!r} has no 'C'")
+    c = name["C"]
+    return tag.replace(c, c.upper()) + f"{block}{c}"
+
+
+# ---- blocked layouts and padding ------------------------------------------------
+
+
+def round_up(n: int, multiple: int) -> int:
+    """The smallest multiple of ``multiple`` that is ≥ ``n``.
+
+    Examples
+    --------
+    >>> round_up(3, 16), round_up(32, 16), round_up(0, 8)
+    (16, 32, 0)
+    """
+    n = _check.integer(n, "n", minimum=0)
+    multiple = _check.integer(multiple, "multiple", minimum=1)
+    return -(-n // multiple) * multiple
+
+
+def _fill_blocked(out: np.ndarray, x: np.ndarray, block: int) -> None:
+    """Write ``x`` (N, C, ...) into the zero-initialised blocked buffer ``out``."""
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    full = c // block
+    dst = np.moveaxis(out, -1, 2)  # (N, Cb, block, *spatial): a view of out
+    if full:
+        np.copyto(dst[:, :full], x[:, : full * block].reshape(n, full, block, *spatial))
+    if c % block:
+        np.copyto(dst[:, full, : c % block], x[:, full * block :])
+
+
+def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
+    """NCHW → nChw{block}c: split channels into blocks and put each block innermost.
+
+    The result has shape ``(N, ceil(C / block), H, W, block)``; element
+    ``x[n, c, h, w]`` lands at ``[n, c // block, h, w, c % block]``. Channels
+    beyond ``C`` in the last block are zeros (the padding a blocked kernel
+    computes on and discards). Any number of spatial axes works (``NCW``,
+    ``NCDHW``): axis 1 is the channel axis.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        A tensor with at least 2 axes, channels on axis 1.
+    block : int
+        Channels per block (≥ 1), e.g. 8 for AVX2, 16 for AVX-512 float32.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous array of shape ``(N, ceil(C/block), *spatial, block)``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an array or ``block`` not an integer.
+    ValueError
+        If ``x`` has fewer than 2 axes or ``block`` < 1.
+
+    Examples
+    --------
+    >>> x = np.arange(2 * 3 * 2, dtype=np.float32).reshape(1, 3, 2, 2)   # C = 3
+    >>> b = to_blocked(x, 4)
+    >>> b.shape
+    (1, 1, 2, 2, 4)
+    >>> b[0, 0, 0, 0]          # pixel (0, 0): channels 0, 1, 2 and one pad
+    array([0., 4., 8., 0.], dtype=float32)
+    """
+    _check.as_array(x, "x")
+    block = _check.integer(block, "block", minimum=1)
+    if x.ndim < 2:
+        raise ValueError(f"x must have at least 2 axes (N, C, ...), got shape {x.shape}")
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    out = np.zeros((n, -(-c // block), *spatial, block), dtype=x.dtype)
+    _fill_blocked(out, x, block)
+    return out
+
+
+def from_blocked(x: np.ndarray, block: int, channels: int) -> np.ndarray:
+    """nChw{block}c → NCHW: the inverse of :func:`to_blocked`, dropping the padding.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        A blocked tensor of shape ``(N, Cb, *spatial, block)``.
+    block : int
+        The block size; must equal ``x.shape[-1]``.
+    channels : int
+        The true channel count C, with ``(Cb - 1) * block < C <= Cb * block``.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous array of shape ``(N, channels, *spatial)``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an array or ``block``/``channels`` not integers.
+    ValueError
+        If ``x`` has fewer than 3 axes, ``block`` differs from the last axis,
+        or ``channels`` does not need exactly ``Cb`` blocks.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).random((2, 5, 3, 3), dtype=np.float32)
+    >>> b = to_blocked(x, 4)
+    >>> b.shape
+    (2, 2, 3, 3, 4)
+    >>> bool((from_blocked(b, 4, 5) == x).all())
+    True
+    """
+    _check.as_array(x, "x")
+    block = _check.integer(block, "block", minimum=1)
+    channels = _check.integer(channels, "channels", minimum=1)
+    if x.ndim < 3:
+        raise ValueError(f"x must have at least 3 axes (N, Cb, ..., block), got shape {x.shape}")
+    if x.shape[-1] != block:
+        raise ValueError(f"block must equal the last axis of x ({x.shape[-1]}), got {block}")
+    n, cb, spatial = x.shape[0], x.shape[1], x.shape[2:-1]
+    if not (cb - 1) * block < channels <= cb * block:
+        raise ValueError(
+            f"channels must be in {(cb - 1) * block + 1}..{cb * block} for {cb} blocks of {block}, got {channels}"
+        )
+    out = np.empty((n, channels, *spatial), dtype=x.dtype)
+    src = np.moveaxis(x, -1, 2)  # (N, Cb, block, *spatial): a view of x
+    full = channels // block
+    if full:
+        np.copyto(out[:, : full * block].reshape(n, full, block, *spatial), src[:, :full])
+    if channels % block:
+        np.copyto(out[:, full * block :], src[:, full, : channels % block])
+    return out
+
+
+def pad_channels(x: np.ndarray, multiple: int, axis: int = 1) -> np.ndarray:
+    """Zero-pad axis ``axis`` of ``x`` up to a multiple of ``multiple``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The tensor.
+    multiple : int
+        The tile or vector width to pad to (≥ 1).
+    axis : int
+        The axis to pad (1, the channels of NCHW, by default; -1 for NHWC).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array; ``x`` itself when no padding is needed.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``x`` is not an array, ``multiple`` < 1, or ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> pad_channels(np.ones((1, 3, 2, 2), np.float32), 16).shape
+    (1, 16, 2, 2)
+    """
+    _check.as_array(x, "x")
+    multiple = _check.integer(multiple, "multiple", minimum=1)
+    axis = _check.integer(axis, "axis")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be in [{-x.ndim}, {x.ndim}) for x with shape {x.shape}, got {axis}")
+    extra = round_up(x.shape[axis], multiple) - x.shape[axis]
+    if extra == 0:
+        return x
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (0, extra)
+    return np.pad(x, widths)
+
+
+@dataclasses.dataclass(frozen=True)
+class PaddingCost:
+    """What padding one axis to a multiple costs (see :func:`padding_cost`)."""
+
+    shape: tuple[int, ...]
+    padded_shape: tuple[int, ...]
+    nbytes: int
+    padded_nbytes: int
+
+    @property
+    def wasted_bytes(self) -> int:
+        """Bytes of zeros stored (and moved, and computed on) for nothing."""
+        return self.padded_nbytes - self.nbytes
+
+    @property
+    def wasted_fraction(self) -> float:
+        """Wasted bytes as a fraction of the padded tensor."""
+        return self.wasted_bytes / self.padded_nbytes if self.padded_nbytes else 0.0
+
+
+def padding_cost(shape: Sequence[int], multiple: int, axis: int = 1, itemsize: int = 4) -> PaddingCost:
+    """Bytes before and after padding ``shape[axis]`` to a multiple of ``multiple``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The tensor's shape.
+    multiple : int
+        The multiple to pad to (≥ 1).
+    axis : int
+        The padded axis (channels of NCHW by default).
+    itemsize : int
+        Bytes per element (4 for float32, 1 for int8).
+
+    Returns
+    -------
+    PaddingCost
+        ``shape``, ``padded_shape``, ``nbytes``, ``padded_nbytes`` and the
+        derived ``wasted_bytes`` and ``wasted_fraction``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad shape, ``multiple`` or ``itemsize`` < 1, or ``axis`` out of range.
+
+    Examples
+    --------
+    >>> p = padding_cost((1, 3, 32, 32), 16)      # an RGB image padded to 16 channels
+    >>> p.padded_shape, p.wasted_bytes, round(p.wasted_fraction, 4)
+    ((1, 16, 32, 32), 53248, 0.8125)
+    """
+    shape = _check.shape(shape, "shape")
+    multiple = _check.integer(multiple, "multiple", minimum=1)
+    itemsize = _check.integer(itemsize, "itemsize", minimum=1)
+    axis = _check.integer(axis, "axis")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis must be in [{-len(shape)}, {len(shape)}) for shape {shape}, got {axis}")
+    padded = list(shape)
+    padded[axis] = round_up(shape[axis], multiple)
+    return PaddingCost(
+        shape=shape,
+        padded_shape=tuple(padded),
+        nbytes=int(np.prod(shape)) * itemsize,
+        padded_nbytes=int(np.prod(padded)) * itemsize,
+    )
+
+
+# ---- im2col ------------------------------------------------------------------------
+
+
+def _pair(v: Any, name: str, minimum: int) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError(f"{name} must be an integer or a pair of integers, got {v!r}")
+        return (_check.integer(v[0], f"{name}[0]", minimum=minimum), _check.integer(v[1], f"{name}[1]", minimum=minimum))
+    v = _check.integer(v, name, minimum=minimum)
+    return v, v
+
+
+def _pads(pad: Any) -> tuple[int, int, int, int]:
+    """``pad`` as ONNX orders it: (top, left, bottom, right)."""
+    if isinstance(pad, (tuple, list)) and len(pad) == 4:
+        return tuple(_check.integer(p, f"pad[{i}]", minimum=0) for i, p in enumerate(pad))  # type: ignore[return-value]
+    if isinstance(pad, (tuple, list)) and len(pad) != 2:
+        raise ValueError(f"pad must be an integer, (ph, pw) or ONNX's (top, left, bottom, right); got {pad!r}")
+    ph, pw = _pair(pad, "pad", 0)
+    return ph, pw, ph, pw
+
+
+def _conv_geometry(shape, kernel, stride, pad, dilation):
+    (kh, kw), (sh, sw) = _pair(kernel, "kernel", 1), _pair(stride, "stride", 1)
+    (dh, dw), (pt, pl, pb, pr) = _pair(dilation, "dilation", 1), _pads(pad)
+    n, c, h, w = shape
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    if ho < 1 or wo < 1:
+        raise ValueError(
+            f"kernel {(kh, kw)} with dilation {(dh, dw)} does not fit the padded input "
+            f"{(h + pt + pb, w + pl + pr)}: the output would be {(ho, wo)}"
+        )
+    return (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (ho, wo)
+
+
+def im2col(x: np.ndarray, kernel: Any, stride: Any = 1, pad: Any = 0, dilation: Any = 1) -> np.ndarray:
+    """The patches a 2-D convolution reads, as a strided view of ``x``.
+
+    For an NCHW input, returns ``cols`` of shape ``(N, Ho, Wo, C, kh, kw)``
+    with ``cols[n, i, j, c, p, q] == xp[n, c, i*sh + p*dh, j*sw + q*dw]``,
+    where ``xp`` is ``x`` zero-padded. No data is copied when ``pad`` is 0:
+    the result is ``x`` seen through six strides (and read-only, because
+    patches overlap). ``cols.reshape(N*Ho*Wo, C*kh*kw)`` is the copy a GEMM
+    needs; then ``@ W.reshape(Co, -1).T`` is the convolution in NHWC order.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input, shape (N, C, H, W); any strides.
+    kernel : int or (int, int)
+        Kernel height and width (≥ 1).
+    stride : int or (int, int)
+        Step between patches (≥ 1).
+    pad : int, (int, int) or (int, int, int, int)
+        Zero padding: all sides, (rows, columns), or ONNX's
+        (top, left, bottom, right). Non-negative.
+    dilation : int or (int, int)
+        Spacing between kernel taps (≥ 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        The read-only patch tensor; a view of ``x`` when there is no padding,
+        else a view of a padded copy.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not an array or a parameter is not an integer (pair).
+    ValueError
+        If ``x`` is not 4-D, a parameter is out of range, or the kernel does
+        not fit the padded input.
+
+    Examples
+    --------
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> cols = im2col(x, 3)
+    >>> cols.shape, np.shares_memory(cols, x)
+    ((1, 2, 2, 1, 3, 3), True)
+    >>> cols[0, 1, 1, 0]                      # the bottom-right 3×3 patch
+    array([[ 5.,  6.,  7.],
+           [ 9., 10., 11.],
+           [13., 14., 15.]], dtype=float32)
+    >>> im2col(x, 2, stride=2).strides        # bytes: n, i, j, c, p, q
+    (64, 32, 8, 64, 16, 4)
+    """
+    _check.as_array(x, "x")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D NCHW, got shape {x.shape}")
+    (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (ho, wo) = _conv_geometry(x.shape, kernel, stride, pad, dilation)
+    if pt or pl or pb or pr:
+        x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    s_n, s_c, s_h, s_w = x.strides
+    return np.lib.stride_tricks.as_strided(
+        x,
+        shape=(x.shape[0], ho, wo, x.shape[1], kh, kw),
+        strides=(s_n, s_h * sh, s_w * sw, s_c, s_h * dh, s_w * dw),
+        writeable=False,
+    )
+
+
+def conv2d(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None = None,
+    stride: Any = 1,
+    pad: Any = 0,
+    dilation: Any = 1,
+) -> np.ndarray:
+    """A 2-D convolution (ONNX ``Conv``, one group) as im2col + one GEMM.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Input, (N, C, H, W).
+    w : numpy.ndarray
+        Weights, (Co, C, kh, kw).
+    bias : numpy.ndarray, optional
+        Shape (Co,).
+    stride, pad, dilation
+        As in :func:`im2col`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The output in NCHW, (N, Co, Ho, Wo).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arrays or parameters, or when the channels of ``x`` and ``w``
+        or the length of ``bias`` disagree.
+
+    Examples
+    --------
+    >>> x = np.ones((1, 2, 3, 3), np.float32)
+    >>> conv2d(x, np.ones((4, 2, 3, 3), np.float32), pad=1)[0, 0]
+    array([[ 8., 12.,  8.],
+           [12., 18., 12.],
+           [ 8., 12.,  8.]], dtype=float32)
+    """
+    _check.as_array(w, "w")
+    if w.ndim != 4:
+        raise ValueError(f"w must be 4-D (Co, C, kh, kw), got shape {w.shape}")
+    _check.as_array(x, "x")
+    if x.ndim != 4 or x.shape[1] != w.shape[1]:
+        raise ValueError(f"x must be 4-D NCHW with {w.shape[1]} channels to match w {w.shape}, got {x.shape}")
+    cols = im2col(x, w.shape[2:], stride, pad, dilation)
+    n, ho, wo = cols.shape[:3]
+    y = cols.reshape(n * ho * wo, -1) @ w.reshape(w.shape[0], -1).T  # NHWC rows
+    if bias is not None:
+        _check.as_array(bias, "bias")
+        if bias.shape != (w.shape[0],):
+            raise ValueError(f"bias must have shape ({w.shape[0]},), got {bias.shape}")
+        y = y + bias
+    return np.ascontiguousarray(y.reshape(n, ho, wo, -1).transpose(0, 3, 1, 2))
+
+
+def im2col_blowup(shape: Sequence[int], kernel: Any, stride: Any = 1, pad: Any = 0, dilation: Any = 1) -> float:
+    """How many times larger the im2col matrix is than the input it was made from.
+
+    ``N·Ho·Wo·C·kh·kw / (N·C·H·W)``: about ``kh·kw`` for stride 1 and "same"
+    padding, about ``kh·kw / (sh·sw)`` with strides.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The NCHW input shape.
+    kernel, stride, pad, dilation
+        As in :func:`im2col`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`im2col`.
+
+    Examples
+    --------
+    >>> im2col_blowup((1, 64, 56, 56), 3, pad=1)
+    9.0
+    >>> im2col_blowup((1, 3, 32, 32), 3, stride=2, pad=1)
+    2.25
+    """
+    shape = _check.shape(shape, "shape")
+    if len(shape) != 4 or 0 in shape:
+        raise ValueError(f"shape must be a non-empty 4-D NCHW shape, got {shape}")
+    (kh, kw), _, _, _, (ho, wo) = _conv_geometry(shape, kernel, stride, pad, dilation)
+    return (ho * wo * kh * kw) / (shape[2] * shape[3])
+
+
+# ---- measuring a conversion ---------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Conversion:
+    """A measured layout conversion next to a plain copy of the same bytes.
+
+    Times are seconds per call: ``convert_s`` for the conversion into a
+    preallocated buffer, ``copy_s`` for ``np.copyto`` of the same tensor,
+    ``view_s`` for making the permuted view (NaN when no view exists, as for
+    a blocked layout that needs padding). Bandwidths count the tensor's
+    ``nbytes`` twice — read once, written once — in GB/s (10⁹ bytes/s);
+    the zeros of a blocked layout's padding are not counted.
+    """
+
+    shape: tuple[int, ...]
+    src: str
+    dst: str
+    dtype: str
+    nbytes: int
+    convert_s: float
+    copy_s: float
+    view_s: float
+
+    @property
+    def convert_gbps(self) -> float:
+        """Conversion bandwidth (read + write) in GB/s."""
+        return 2 * self.nbytes / self.convert_s / 1e9
+
+    @property
+    def copy_gbps(self) -> float:
+        """Plain-copy bandwidth (read + write) in GB/s: the memory-bound baseline."""
+        return 2 * self.nbytes / self.copy_s / 1e9
+
+    @property
+    def slowdown(self) -> float:
+        """Conversion time divided by copy time (1.0 = as fast as a copy)."""
+        return self.convert_s / self.copy_s
+
+    @property
+    def label(self) -> str:
+        """A short label such as ``"1×64×112×112 NCHW→NHWC"``."""
+        return "×".join(map(str, self.shape)) + f" {self.src}→{self.dst}"
+
+
+def measure_conversion(
+    shape: Sequence[int],
+    src: str = "NCHW",
+    dst: str = "NHWC",
+    *,
+    dtype: Any = "float32",
+    repeat: int = 5,
+    warmup: int = 2,
+    rounds: int = 3,
+    seed: int = 0,
+) -> Conversion:
+    """Time a layout conversion and a plain copy of the same bytes, side by side.
+
+    Both write into buffers allocated (and touched) beforehand, so neither
+    pays for allocation or first-touch page faults. Each of ``rounds`` rounds
+    times the copy, then the conversion, then the (free) permuted view, with
+    :func:`npukit.viz.timeit` (``warmup`` calls, then the median of
+    ``repeat``); the result holds the median over rounds, so a burst of load
+    from other processes moves both numbers alike.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The tensor's shape in layout ``src``.
+    src, dst : str
+        Layout strings; ``dst`` may also be ``src + "<b>c"`` (e.g.
+        ``"NCHW16c"``) for the blocked layout of :func:`to_blocked`, in which
+        case ``src`` must start with ``"NC"``.
+    dtype : numpy dtype
+        Element type.
+    repeat, warmup, rounds : int
+        Timing parameters (≥ 1, ≥ 0, ≥ 1).
+    seed : int
+        Seed of the random tensor.
+
+    Returns
+    -------
+    Conversion
+        Times in seconds per call; ``convert_gbps``, ``copy_gbps`` and
+        ``slowdown`` derived from them.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad shape, layout, dtype or timing parameter.
+
+    Examples
+    --------
+    >>> r = measure_conversion((1, 3, 8, 8), repeat=1, warmup=0, rounds=1)
+    >>> r.label, r.nbytes, r.convert_s > 0 and r.copy_s > 0
+    ('1×3×8×8 NCHW→NHWC', 768, True)
+    """
+    from npukit import viz
+
+    shape = _check.shape(shape, "shape")
+    dtype = _check.dtype(dtype)
+    repeat = _check.integer(repeat, "repeat", minimum=1)
+    warmup = _check.integer(warmup, "warmup", minimum=0)
+    rounds = _check.integer(rounds, "rounds", minimum=1)
+    seed = _check.integer(seed, "seed", minimum=0)
+    src = _layout(src, "src")
+    if len(shape) != len(src):
+        raise ValueError(f"src {src!r} names {len(src)} axes but shape has {len(shape)}: {shape}")
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    copy_out = np.empty_like(x)
+    blocked = isinstance(dst, str) and dst.startswith(src) and dst[len(src):-1].isdigit() and dst.endswith("c")
+    if blocked:
+        if not src.startswith("NC") or len(src) < 3:
+            raise ValueError(f"a blocked dst needs src to start with 'NC' and have spatial axes, got src={src!r}")
+        block = _check.integer(int(dst[len(src):-1]), "the block size in dst", minimum=1)
+        c = shape[1]
+        out = np.zeros((shape[0], -(-c // block), *shape[2:], block), dtype=dtype)
+
+        def convert_fn():
+            _fill_blocked(out, x, block)
+
+        def view_fn():  # a view exists only when no padding is needed
+            return np.moveaxis(x.reshape(shape[0], c // block, block, *shape[2:]), 2, -1)
+
+    else:
+        perm = permutation(src, dst)
+        out = np.empty(tuple(shape[p] for p in perm), dtype=dtype)
+
+        def convert_fn():
+            np.copyto(out, x.transpose(perm))
+
+        def view_fn():
+            return x.transpose(perm)
+
+    convert_fn()
+    np.copyto(copy_out, x)
+    t_copy, t_conv, t_view = [], [], []
+    for _ in range(rounds):
+        t_copy.append(viz.timeit(lambda: np.copyto(copy_out, x), repeat=repeat, warmup=warmup))
+        t_conv.append(viz.timeit(convert_fn, repeat=repeat, warmup=warmup))
+        if not blocked or shape[1] % block == 0:
+            t_view.append(viz.timeit(view_fn, repeat=repeat, warmup=warmup, number=20))
+    return Conversion(
+        shape=shape,
+        src=src,
+        dst=dst,
+        dtype=dtype.name,
+        nbytes=int(x.nbytes),
+        convert_s=statistics.median(t_conv),
+        copy_s=statistics.median(t_copy),
+        view_s=statistics.median(t_view) if t_view else float("nan"),
+    )
+
+
+def numbers(conversions: Sequence[Conversion]) -> list[dict]:
+    """Chapter 2's rows of the "numbers so far" table, from measured conversions.
+
+    Parameters
+    ----------
+    conversions : sequence of Conversion
+        Results of :func:`measure_conversion`, e.g. CameraNet's input and its
+        largest activation.
+
+    Returns
+    -------
+    list of dict
+        Records ``{"chapter": 2, "quantity", "value", "how"}`` for
+        :func:`npukit.viz.numbers_table`.
+
+    Raises
+    ------
+    TypeError
+        If an item is not a :class:`Conversion`.
+
+    Examples
+    --------
+    >>> c = Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 4e-6, 1e-6, 1e-7)
+    >>> numbers([c])[0]["value"]
+    '4.0 µs (4.0× a copy)'
+    """
+    rows = []
+    for i, c in enumerate(conversions):
+        if not isinstance(c, Conversion):
+            raise TypeError(f"conversions[{i}] must be a Conversion, got {type(c).__name__}")
+        rows.append(
+            {
+                "chapter": 2,
+                "quantity": f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
+                "value": f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
+                "how": "measured: NumPy copy into a preallocated buffer, median of repeats",
+            }
+        )
+    return rows
+
+
+# ---- figures ------------------------------------------------------------------------------
+
+
+def _element_orders(channels: int, height: int, width: int, block: int):
+    """For each layout, the memory offset of every (c, h, w) and the slot count."""
+    c, h, w = np.meshgrid(np.arange(channels), np.arange(height), np.arange(width), indexing="ij")
+    cp = round_up(channels, block)
+    return {
+        "NCHW": ((c * height + h) * width + w, channels * height * width),
+        "NHWC": ((h * width + w) * channels + c, channels * height * width),
+        f"nChw{block}c": ((((c // block) * height + h) * width + w) * block + c % block, cp * height * width),
+    }
+
+
+def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, block: int = 4, row: int = 16) -> Any:
+    """Interactive figure: one tensor's elements and where each lands in memory.
+
+    Top: the logical tensor, one ``height × width`` grid per channel, coloured
+    by channel; each cell shows its memory offset. Bottom: memory, ``row``
+    elements per line (16 float32 = one 64-byte cache line), each slot coloured
+    by the channel stored there; grey slots are the blocked layout's padding.
+    Buttons switch the layout (NCHW, NHWC, nChw{block}c); the slider walks
+    through memory address by address and marks the element stored there in
+    both views. Works in a static page (no kernel needed).
+
+    Parameters
+    ----------
+    channels, height, width : int
+        The tensor (batch 1). Small values keep the picture readable.
+    block : int
+        Channel block of the blocked layout.
+    row : int
+        Memory slots drawn per line.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a size is not a positive integer or the tensor has more than 256 slots.
+
+    Examples
+    --------
+    >>> fig = element_order_figure()
+    >>> [b.label for b in fig.layout.updatemenus[0].buttons]
+    ['NCHW', 'NHWC', 'nChw4c']
+    >>> len(fig.layout.sliders[0].steps)      # 6 channels padded to 8, 3×3 pixels
+    72
+    """
+    import plotly.graph_objects as go
+
+    from npukit import viz
+
+    channels = _check.integer(channels, "channels", minimum=1)
+    height = _check.integer(height, "height", minimum=1)
+    width = _check.integer(width, "width", minimum=1)
+    block = _check.integer(block, "block", minimum=1)
+    row = _check.integer(row, "row", minimum=1)
+    orders = _element_orders(channels, height, width, block)
+    slots = max(n for _, n in orders.values())
+    if slots > 256:
+        raise ValueError(f"the tensor needs {slots} memory slots; keep it at most 256 so the figure stays readable")
+    gap = width + 1
+    c, h, w = np.meshgrid(np.arange(channels), np.arange(height), np.arange(width), indexing="ij")
+    lx, ly = (c * gap + w).ravel(), (-h).ravel()  # logical view: channel planes side by side
+    y0 = -(height + 1)  # first memory line
+    # One colour per channel, grey (value -1) for padding: a stepwise colour scale.
+    cats = [viz.PALETTE[7]] + [viz.PALETTE[i % 7] for i in range(channels)]
+    scale = [[f, col] for i, col in enumerate(cats) for f in (i / len(cats), (i + 1) / len(cats))]
+    cell = dict(colorscale=scale, zmin=-1, zmax=max(channels - 1, 0), showscale=False, xgap=3, ygap=3,
+                texttemplate="%{text}", textfont=dict(size=11, color="white"), hoverinfo="text")
+
+    def mem_xy(k):
+        return k % row, y0 - k // row
+
+    def box(x, y):
+        return [x - 0.5, x + 0.5, x + 0.5, x - 0.5, x - 0.5, None], [y - 0.5, y - 0.5, y + 0.5, y + 0.5, y - 0.5, None]
+
+    lw = channels * gap - 1
+    fig = go.Figure()
+    names = list(orders)
+    labels = [f"c{ci} h{hi} w{wi}" for ci, hi, wi in zip(c.ravel(), h.ravel(), w.ravel())]
+    for li, (name, (offset, nslots)) in enumerate(orders.items()):
+        off, visible = offset.ravel(), li == 0
+        z = np.full((height, lw), np.nan)
+        text = np.full((height, lw), "", dtype=object)
+        hover = np.full((height, lw), "", dtype=object)
+        z[-ly, lx], text[-ly, lx] = c.ravel(), [str(o) for o in off]
+        hover[-ly, lx] = [f"{lab} → offset {o}" for lab, o in zip(labels, off)]
+        fig.add_trace(go.Heatmap(z=z, x=list(range(lw)), y=[-i for i in range(height)], text=text,
+                                 hovertext=hover, visible=visible, name=name, **cell))
+        inv = np.full(nslots, -1)
+        inv[off] = np.arange(off.size)
+        lines = -(-nslots // row)
+        z = np.full((lines, row), np.nan)
+        text = np.full((lines, row), "", dtype=object)
+        hover = np.full((lines, row), "", dtype=object)
+        for k, e in enumerate(inv):
+            z[k // row, k % row] = c.ravel()[e] if e >= 0 else -1
+            text[k // row, k % row] = str(c.ravel()[e]) if e >= 0 else ""
+            hover[k // row, k % row] = f"offset {k}: " + (labels[e] if e >= 0 else "padding (zero)")
+        fig.add_trace(go.Heatmap(z=z, x=list(range(row)), y=[y0 - i for i in range(lines)], text=text,
+                                 hovertext=hover, visible=visible, name=name, **cell))
+        fig.add_trace(go.Scatter(  # the highlight, moved by the slider
+            x=[None], y=[None], mode="lines", visible=visible, showlegend=False, hoverinfo="skip",
+            line=dict(color="black", width=2.5),
+        ))
+    per = 3
+    highlights = [li * per + 2 for li in range(len(names))]
+    steps = []
+    for k in range(slots):
+        xs, ys = [], []
+        for name in names:
+            offset, nslots = orders[name]
+            hit = np.flatnonzero(offset.ravel() == k)
+            mx, my = mem_xy(k)
+            bx, by = box(mx, my) if k < nslots else ([None], [None])
+            if k < nslots and hit.size:
+                ex, ey = box(lx[hit[0]], ly[hit[0]])
+                bx, by = bx + ex + [lx[hit[0]], mx], by + ey + [ly[hit[0]] - 0.5, my + 0.5]
+            xs.append(bx), ys.append(by)
+        steps.append(dict(method="restyle", label=str(k), args=[{"x": xs, "y": ys}, highlights]))
+    strides = {
+        "NCHW": (height * width, width, 1),
+        "NHWC": (1, width * channels, channels),
+    }
+    buttons = []
+    for li, name in enumerate(names):
+        vis = [tli == li for tli in range(len(names)) for _ in range(per)]
+        if name in strides:
+            s = strides[name]
+            note = f"{name} ({onednn_tag(name)}): element strides c={s[0]}, h={s[1]}, w={s[2]}"
+        else:
+            note = f"{name} ({onednn_tag('NCHW', block)}): channels in blocks of {block}, grey = zero padding"
+        buttons.append(dict(label=name, method="update", args=[{"visible": vis}, {"title.text": note}]))
+    first = buttons[0]["args"][1]["title.text"]
+    for trace, x, y in zip((fig.data[i] for i in highlights), steps[0]["args"][0]["x"], steps[0]["args"][0]["y"]):
+        trace.x, trace.y = x, y
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0.0, xanchor="left",
+                          y=1.0, yanchor="bottom", pad=dict(t=0, b=10), showactive=True)],
+        sliders=[dict(steps=steps, active=0, currentvalue=dict(prefix="memory offset (elements): "),
+                      pad=dict(t=10), x=0.0, len=1.0)],
+        xaxis=dict(visible=False, range=[-0.6, max(row, lw) - 0.4]),
+        yaxis=dict(visible=False, scaleanchor="x", scaleratio=1),
+    )
+    fig.add_annotation(x=-0.5, y=0.6, text="the tensor: one grid per channel; number = memory offset",
+                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12))
+    fig.add_annotation(x=-0.5, y=y0 + 0.6, text=f"memory, {row} elements per line; number = channel stored there",
+                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12))
+    nlines = -(-slots // row)
+    viz.style(fig, height=int(190 + 36 * (height + nlines + 2)), title=first)
+    fig.update_layout(margin=dict(t=110, b=10), title=dict(y=0.985, yref="container", yanchor="top",
+                                                           font=dict(size=15)))
+    return fig
+
+
+def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) -> Any:
+    """Bar chart: copy vs conversion bandwidth for each measured tensor.
+
+    Parameters
+    ----------
+    results : sequence of Conversion
+        From :func:`measure_conversion`.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError
+        If an item is not a :class:`Conversion`.
+    ValueError
+        If ``results`` is empty.
+
+    Examples
+    --------
+    >>> c = Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 4e-6, 1e-6, 1e-7)
+    >>> [t.name for t in bandwidth_figure([c]).data]
+    ['plain copy', 'layout conversion']
+    """
+    import plotly.graph_objects as go
+
+    from npukit import viz
+
+    results = list(results)
+    if not results:
+        raise ValueError("results must hold at least one Conversion")
+    for i, r in enumerate(results):
+        if not isinstance(r, Conversion):
+            raise TypeError(f"results[{i}] must be a Conversion, got {type(r).__name__}")
+    labels = [r.label for r in results]
+    fig = go.Figure([
+        go.Bar(name="plain copy", y=labels, x=[r.copy_gbps for r in results], orientation="h",
+               marker_color=viz.PALETTE[0], hovertemplate="%{y}<br>copy: %{x:.1f} GB/s<extra></extra>"),
+        go.Bar(name="layout conversion", y=labels, x=[r.convert_gbps for r in results], orientation="h",
+               marker_color=viz.PALETTE[3], text=[f"{r.slowdown:.1f}× the copy's time" for r in results],
+               textposition="outside", textfont=dict(size=12),
+               hovertemplate="%{y}<br>conversion: %{x:.1f} GB/s<extra></extra>"),
+    ])
+    top = max(max(r.copy_gbps, r.convert_gbps) for r in results)
+    fig.update_layout(barmode="group", xaxis=dict(title="GB/s (bytes read + written)", range=[0, 1.1 * top]),
+                      yaxis=dict(autorange="reversed"), bargap=0.25,
+                      legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))
+    return viz.style(fig, height=120 + 62 * len(results), title=title)
+
+
+def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Sequence[int] = (8, 16, 32)) -> Any:
+    """Line chart: fraction of a tensor that is padding, by channel count.
+
+    Parameters
+    ----------
+    channels : sequence of int
+        Channel counts on the x axis (≥ 1).
+    multiples : sequence of int
+        The multiples to pad to, one line each.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a channel count or multiple is not a positive integer.
+
+    Examples
+    --------
+    >>> len(padding_figure(range(1, 9), (4, 8)).data)
+    2
+    """
+    import plotly.graph_objects as go
+
+    from npukit import viz
+
+    chans = [_check.integer(c, "channels[i]", minimum=1) for c in channels]
+    fig = go.Figure()
+    for m in multiples:
+        m = _check.integer(m, "multiples[i]", minimum=1)
+        frac = [1 - c / round_up(c, m) for c in chans]
+        fig.add_trace(go.Scatter(x=chans, y=frac, mode="markers", name=f"pad to {m}",
+                                 marker=dict(symbol=("circle", "square", "diamond", "triangle-up")[len(fig.data) % 4], size=7),
+                                 hovertemplate="C=%{x}: %{y:.0%} padding<extra></extra>"))
+    fig.update_layout(xaxis_title="channels C", yaxis_title="padding / padded tensor", yaxis_tickformat=".0%")
+    return viz.style(fig)

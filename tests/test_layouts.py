@@ -1,0 +1,415 @@
+"""Tests for npukit.layouts, against NumPy, brute-force loops and ONNX's reference Conv."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from npukit import layouts as L
+
+LAYOUT_SETS = ["NCHW", "CHW", "NCDHW", "NC", "HW"]
+
+
+@st.composite
+def layout_pairs(draw):
+    """(shape, src, dst) with random letter sets, orders and sizes."""
+    letters = draw(st.sampled_from(LAYOUT_SETS))
+    src = "".join(draw(st.permutations(letters)))
+    dst = "".join(draw(st.permutations(letters)))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=len(src), max_size=len(src))))
+    return shape, src, dst
+
+
+# ---- convert and permutation ------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=layout_pairs(), seed=st.integers(0, 2**16))
+def test_convert_matches_transpose_and_round_trips(case, seed):
+    shape, src, dst = case
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    axes = [src.index(a) for a in dst]  # written out independently of L.permutation
+    y = L.convert(x, src, dst)
+    assert y.flags.c_contiguous
+    np.testing.assert_array_equal(y, np.transpose(x, axes))
+    np.testing.assert_array_equal(L.convert(y, dst, src), x)
+    v = L.convert(x, src, dst, copy=False)
+    assert np.shares_memory(v, x) and v.shape == y.shape
+
+
+def test_convert_named_layouts():
+    x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+    y = L.convert(x, "NCHW", "NHWC")
+    for n, c, h, w in itertools.product(range(2), range(3), range(4), range(5)):
+        assert y[n, h, w, c] == x[n, c, h, w]
+    img = x[0]
+    hwc = L.convert(img, "CHW", "HWC")
+    assert hwc.shape == (4, 5, 3) and hwc[1, 2, 0] == img[0, 1, 2]
+    assert L.permutation("NCHW", "NCHW") == (0, 1, 2, 3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=layout_pairs())
+def test_conversion_is_free_agrees_with_numpy(case):
+    shape, src, dst = case
+    x = np.zeros(shape, np.float32)
+    perm = [src.index(a) for a in dst]
+    moved = not np.shares_memory(np.ascontiguousarray(np.transpose(x, perm)), x)
+    assert L.conversion_is_free(shape, src, dst) == (not moved)
+
+
+def test_conversion_is_free_empty_tensor():
+    assert L.conversion_is_free((0, 3, 4, 4), "NCHW", "NHWC")
+
+
+def test_onednn_tags():
+    assert L.onednn_tag("NCHW") == "abcd"
+    assert L.onednn_tag("NHWC") == "acdb"
+    assert L.onednn_tag("NCHW", 16) == "aBcd16b"
+    assert L.onednn_tag("NCDHW", 8) == "aBcde8b"
+    assert L.onednn_tag("NDHWC") == "acdeb"
+    assert L.onednn_tag("HWC") == "bca"
+
+
+@pytest.mark.parametrize(
+    "args, exc, match",
+    [
+        (([1, 2], "NC", "CN"), TypeError, "x must be a numpy.ndarray"),
+        ((np.zeros((1, 2)), 4, "CN"), TypeError, "src must be a layout string"),
+        ((np.zeros((1, 2)), "NC", None), TypeError, "dst must be a layout string"),
+        ((np.zeros((1, 2, 3, 4)), "NCXW", "NHWC"), ValueError, "src must be a layout string of the letters"),
+        ((np.zeros((1, 2, 3, 4)), "NCHW", ""), ValueError, "dst must be a layout string of the letters"),
+        ((np.zeros((1, 2, 3, 4)), "NCHH", "NHCH"), ValueError, "src must not repeat a letter"),
+        ((np.zeros((1, 2, 3, 4)), "NCHW", "NHW"), ValueError, "dst must have the same letters as src"),
+        ((np.zeros((2, 3, 4)), "NCHW", "NHWC"), ValueError, r"src 'NCHW' names 4 axes but x has 3"),
+    ],
+)
+def test_convert_errors(args, exc, match):
+    with pytest.raises(exc, match=match):
+        L.convert(*args)
+
+
+@pytest.mark.parametrize(
+    "fn, args, exc, match",
+    [
+        (L.conversion_is_free, ((1, 3, 4), "NCHW", "NHWC"), ValueError, "names 4 axes but shape has 3"),
+        (L.conversion_is_free, ((1, -3, 4, 4), "NCHW", "NHWC"), ValueError, r"shape\[1\] must be non-negative"),
+        (L.onednn_tag, ("NCHQ",), ValueError, "layout must be a layout string"),
+        (L.onednn_tag, ("NHW", 16), ValueError, "block needs a channel axis"),
+        (L.onednn_tag, ("NCHW", 0), ValueError, "block must be >= 1"),
+        (L.onednn_tag, ("NCHW", 2.0), TypeError, "block must be an integer"),
+        (L.round_up, (-1, 4), ValueError, "n must be >= 0"),
+        (L.round_up, (3, 0), ValueError, "multiple must be >= 1"),
+    ],
+)
+def test_layout_helper_errors(fn, args, exc, match):
+    with pytest.raises(exc, match=match):
+        fn(*args)
+
+
+# ---- blocked layouts and padding ---------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(1, 3), c=st.integers(1, 40), spatial=st.lists(st.integers(1, 5), min_size=0, max_size=3),
+    block=st.sampled_from([1, 2, 3, 4, 8, 16]), seed=st.integers(0, 2**16),
+)
+def test_blocked_round_trip_and_element_map(n, c, spatial, block, seed):
+    x = np.random.default_rng(seed).standard_normal((n, c, *spatial)).astype(np.float32)
+    b = L.to_blocked(x, block)
+    cb = -(-c // block)
+    assert b.shape == (n, cb, *spatial, block) and b.flags.c_contiguous
+    # every element where the blocked formula says, checked by a loop over channels
+    for ch in range(c):
+        np.testing.assert_array_equal(b[:, ch // block, ..., ch % block], x[:, ch])
+    # the padding is zeros
+    assert not b[:, -1, ..., c - (cb - 1) * block:].any()
+    y = L.from_blocked(b, block, c)
+    np.testing.assert_array_equal(y, x)
+    assert y.flags.c_contiguous and not np.shares_memory(y, b)
+
+
+def test_to_blocked_non_contiguous_input():
+    x = np.arange(2 * 5 * 3 * 4, dtype=np.float32).reshape(2, 3, 4, 5).transpose(0, 3, 1, 2)  # NHWC bytes
+    np.testing.assert_array_equal(L.from_blocked(L.to_blocked(x, 4), 4, 5), x)
+
+
+def test_pad_channels_and_cost():
+    x = np.ones((2, 3, 4, 4), np.float32)
+    p = L.pad_channels(x, 16)
+    assert p.shape == (2, 16, 4, 4) and p[:, :3].all() and not p[:, 3:].any()
+    assert L.pad_channels(x, 3) is x
+    assert L.pad_channels(np.ones((1, 4, 4, 3)), 8, axis=-1).shape == (1, 4, 4, 8)
+    cost = L.padding_cost((2, 3, 4, 4), 16)
+    assert cost.padded_nbytes == p.nbytes and cost.nbytes == x.nbytes
+    assert cost.wasted_bytes == 2 * 13 * 16 * 4 and math.isclose(cost.wasted_fraction, 13 / 16)
+    assert L.padding_cost((1, 64, 7, 7), 16, itemsize=1).wasted_bytes == 0
+    assert L.padding_cost((0, 3), 4).wasted_fraction == 0.0
+
+
+@pytest.mark.parametrize(
+    "fn, args, exc, match",
+    [
+        (L.to_blocked, ([[1.0]], 4), TypeError, "x must be a numpy.ndarray"),
+        (L.to_blocked, (np.zeros(3), 4), ValueError, "x must have at least 2 axes"),
+        (L.to_blocked, (np.zeros((1, 3)), 0), ValueError, "block must be >= 1"),
+        (L.to_blocked, (np.zeros((1, 3)), "4"), TypeError, "block must be an integer"),
+        (L.from_blocked, (np.zeros((1, 4)), 4, 3), ValueError, "x must have at least 3 axes"),
+        (L.from_blocked, (np.zeros((1, 2, 3, 3, 8)), 16, 20), ValueError, r"block must equal the last axis of x \(8\)"),
+        (L.from_blocked, (np.zeros((1, 2, 3, 3, 8)), 8, 20), ValueError, r"channels must be in 9\.\.16"),
+        (L.from_blocked, (np.zeros((1, 2, 3, 3, 8)), 8, 8), ValueError, r"channels must be in 9\.\.16"),
+        (L.from_blocked, (np.zeros((1, 2, 3, 3, 8)), 8, 0), ValueError, "channels must be >= 1"),
+        (L.pad_channels, (np.zeros((1, 3)), 0), ValueError, "multiple must be >= 1"),
+        (L.pad_channels, (np.zeros((1, 3)), 4, 2), ValueError, r"axis must be in \[-2, 2\)"),
+        (L.padding_cost, ((1, 3), 4, 5), ValueError, r"axis must be in \[-2, 2\)"),
+        (L.padding_cost, ((1, 3), 4, 1, 0), ValueError, "itemsize must be >= 1"),
+    ],
+)
+def test_blocked_and_padding_errors(fn, args, exc, match):
+    with pytest.raises(exc, match=match):
+        fn(*args)
+
+
+# ---- im2col against ONNX's reference convolution -----------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _onnx_conv(strides, pads, dilations):
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node("Conv", ["X", "W"], ["Y"], strides=list(strides), pads=list(pads), dilations=list(dilations))
+    graph = helper.make_graph(
+        [node], "conv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, None), helper.make_tensor_value_info("W", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
+    return ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+@st.composite
+def conv_cases(draw):
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    pads = tuple(draw(st.lists(st.integers(0, 2), min_size=4, max_size=4)))  # ONNX: top, left, bottom, right
+    h = draw(st.integers(max(1, dh * (kh - 1) + 1 - pads[0] - pads[2]), 8))
+    w = draw(st.integers(max(1, dw * (kw - 1) + 1 - pads[1] - pads[3]), 8))
+    n, c, co = draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    return (n, c, h, w), (co, c, kh, kw), (sh, sw), pads, (dh, dw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=conv_cases(), seed=st.integers(0, 2**16))
+def test_im2col_gemm_equals_onnx_conv(case, seed):
+    xshape, wshape, stride, pads, dilation = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(xshape).astype(np.float32)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    want = _onnx_conv(stride, pads, dilation).run(None, {"X": x, "W": w})[0]
+    cols = L.im2col(x, wshape[2:], stride=stride, pad=pads, dilation=dilation)
+    n, ho, wo = cols.shape[:3]
+    assert cols.shape == (n, ho, wo, xshape[1], *wshape[2:])
+    y = cols.reshape(n * ho * wo, -1) @ w.reshape(wshape[0], -1).T  # NHWC rows, as the issue states
+    np.testing.assert_allclose(y.reshape(n, ho, wo, -1).transpose(0, 3, 1, 2), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(L.conv2d(x, w, stride=stride, pad=pads, dilation=dilation), want, rtol=1e-4, atol=1e-4)
+    assert np.shares_memory(cols, x) == (not any(pads))
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=conv_cases(), seed=st.integers(0, 2**16))
+def test_im2col_is_a_view_without_padding_and_matches_a_loop(case, seed):
+    xshape, wshape, stride, _, dilation = case
+    kh, kw = wshape[2:]
+    assume(xshape[2] >= dilation[0] * (kh - 1) + 1 and xshape[3] >= dilation[1] * (kw - 1) + 1)
+    base = np.random.default_rng(seed).standard_normal((xshape[0], xshape[1] + 1, xshape[2] + 2, xshape[3]))
+    x = base[:, 1:, ::1, :][:, :, 1:-1]  # a non-contiguous view: im2col must follow any strides
+    cols = L.im2col(x, (kh, kw), stride=stride, dilation=dilation)
+    assert np.shares_memory(cols, x) and not cols.flags.writeable
+    n, ho, wo = cols.shape[:3]
+    for i, j, p, q in itertools.product(range(ho), range(wo), range(kh), range(kw)):
+        np.testing.assert_array_equal(cols[:, i, j, :, p, q], x[:, :, i * stride[0] + p * dilation[0], j * stride[1] + q * dilation[1]])
+
+
+def test_conv2d_bias_and_scalar_arguments():
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3)), rng.standard_normal(3)
+    want = _onnx_conv((2, 2), (1, 1, 1, 1), (1, 1)).run(None, {"X": x.astype(np.float32), "W": w.astype(np.float32)})[0]
+    got = L.conv2d(x, w, b, stride=2, pad=1)
+    np.testing.assert_allclose(got, want + b[None, :, None, None], rtol=1e-5, atol=1e-5)
+    assert got.flags.c_contiguous
+
+
+def test_im2col_blowup_matches_materialised_copy():
+    for shape, k, s, p in [((1, 16, 16, 16), 3, 1, 1), ((2, 3, 32, 32), 3, 2, 1), ((1, 4, 9, 7), (2, 3), (1, 2), 0)]:
+        x = np.zeros(shape, np.float32)
+        cols = np.ascontiguousarray(L.im2col(x, k, s, p))
+        assert math.isclose(L.im2col_blowup(shape, k, s, p), cols.nbytes / x.nbytes)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, exc, match",
+    [
+        ((np.zeros((1, 3, 4)), 3), {}, ValueError, "x must be 4-D NCHW"),
+        (("x", 3), {}, TypeError, "x must be a numpy.ndarray"),
+        ((np.zeros((1, 1, 4, 4)), 0), {}, ValueError, "kernel must be >= 1"),
+        ((np.zeros((1, 1, 4, 4)), (3, 3, 3)), {}, ValueError, "kernel must be an integer or a pair"),
+        ((np.zeros((1, 1, 4, 4)), 2.5), {}, TypeError, "kernel must be an integer"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"stride": 0}, ValueError, "stride must be >= 1"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"stride": (1, -2)}, ValueError, r"stride\[1\] must be >= 1"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"dilation": 0}, ValueError, "dilation must be >= 1"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"pad": -1}, ValueError, "pad must be >= 0"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"pad": (0, 0, -1, 0)}, ValueError, r"pad\[2\] must be >= 0"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"pad": (1, 1, 1)}, ValueError, "pad must be an integer, \\(ph, pw\\)"),
+        ((np.zeros((1, 1, 4, 4)), 5), {}, ValueError, "does not fit the padded input"),
+        ((np.zeros((1, 1, 4, 4)), 3), {"dilation": 2}, ValueError, "does not fit the padded input"),
+    ],
+)
+def test_im2col_errors(args, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        L.im2col(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "fn, args, exc, match",
+    [
+        (L.conv2d, (np.zeros((1, 2, 4, 4)), np.zeros((3, 2, 3))), ValueError, "w must be 4-D"),
+        (L.conv2d, (np.zeros((1, 2, 4, 4)), "w"), TypeError, "w must be a numpy.ndarray"),
+        (L.conv2d, (np.zeros((1, 3, 4, 4)), np.zeros((3, 2, 3, 3))), ValueError, "x must be 4-D NCHW with 2 channels"),
+        (L.conv2d, (np.zeros((1, 2, 4, 4)), np.zeros((3, 2, 3, 3)), np.zeros(2)), ValueError, r"bias must have shape \(3,\)"),
+        (L.conv2d, (np.zeros((1, 2, 4, 4)), np.zeros((3, 2, 3, 3)), [0, 0, 0]), TypeError, "bias must be a numpy.ndarray"),
+        (L.im2col_blowup, ((1, 3, 4), 3), ValueError, "shape must be a non-empty 4-D NCHW shape"),
+        (L.im2col_blowup, ((1, 3, 4, 4), 3, 1, -2), ValueError, "pad must be >= 0"),
+    ],
+)
+def test_conv_helper_errors(fn, args, exc, match):
+    with pytest.raises(exc, match=match):
+        fn(*args)
+
+
+# ---- measurement, numbers and figures (no timing assertions) ------------------------------
+
+
+@pytest.mark.parametrize("dst", ["NHWC", "NCHW16c", "NCHW3c"])
+def test_measure_conversion_record(dst):
+    r = L.measure_conversion((1, 6, 4, 4), "NCHW", dst, repeat=1, warmup=0, rounds=1)
+    assert r.nbytes == 6 * 16 * 4 and r.shape == (1, 6, 4, 4) and r.dst == dst
+    assert r.convert_s > 0 and r.copy_s > 0
+    assert r.convert_gbps > 0 and r.copy_gbps > 0 and r.slowdown > 0
+    assert math.isnan(r.view_s) == (dst == "NCHW16c")
+    assert r.label == f"1×6×4×4 NCHW→{dst}"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, exc, match",
+    [
+        (((1, 3, 4),), {}, ValueError, "src 'NCHW' names 4 axes but shape has 3"),
+        (((1, 3, 4, 4), "NCHW", "NHWQ"), {}, ValueError, "dst must be a layout string"),
+        (((1, 3, 4, 4), "NHWC", "NHWC16c"), {}, ValueError, "a blocked dst needs src to start with 'NC'"),
+        (((1, 3, 4, 4), "NCHW", "NCHW0c"), {}, ValueError, "the block size in dst must be >= 1"),
+        (((1, 3, 4, 4),), {"repeat": 0}, ValueError, "repeat must be >= 1"),
+        (((1, 3, 4, 4),), {"warmup": -1}, ValueError, "warmup must be >= 0"),
+        (((1, 3, 4, 4),), {"rounds": 0}, ValueError, "rounds must be >= 1"),
+        (((1, 3, 4, 4),), {"dtype": "float99"}, TypeError, "dtype must be a NumPy dtype"),
+        (((1, 3, 4, 4),), {"seed": -1}, ValueError, "seed must be >= 0"),
+    ],
+)
+def test_measure_conversion_errors(args, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        L.measure_conversion(*args, **kwargs)
+
+
+def test_numbers_and_figures():
+    c = L.Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 3e-6, 1e-6, 1e-7)
+    rows = L.numbers([c])
+    assert rows[0]["chapter"] == 2 and set(rows[0]) == {"chapter", "quantity", "value", "how"}
+    assert math.isclose(c.slowdown, 3.0) and math.isclose(c.copy_gbps, 2 * 12288 / 1e-6 / 1e9)
+    with pytest.raises(TypeError, match=r"conversions\[0\] must be a Conversion"):
+        L.numbers([{"chapter": 2}])
+    fig = L.bandwidth_figure([c], title="t")
+    assert fig.layout.title.text == "t" and len(fig.data) == 2
+    with pytest.raises(ValueError, match="results must hold at least one"):
+        L.bandwidth_figure([])
+    with pytest.raises(TypeError, match=r"results\[0\] must be a Conversion"):
+        L.bandwidth_figure([1])
+    assert len(L.padding_figure().data) == 3
+    with pytest.raises(ValueError, match="multiples"):
+        L.padding_figure(range(1, 4), (0,))
+
+
+def test_element_order_figure_matches_the_layouts():
+    """The slider's step k must mark the element whose offset is k, in every layout."""
+    c, h, w, block = 5, 2, 3, 4
+    fig = L.element_order_figure(c, h, w, block, row=8)
+    x = np.arange(c * h * w).reshape(1, c, h, w)
+    flats = {
+        "NCHW": x.ravel(),
+        "NHWC": L.convert(x, "NCHW", "NHWC").ravel(),
+        "nChw4c": L.to_blocked(x + 1, block).ravel() - 1,  # -1 marks padding
+    }
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == max(f.size for f in flats.values())
+    for li, (name, flat) in enumerate(flats.items()):
+        assert fig.layout.updatemenus[0].buttons[li].label == name
+        for k, e in enumerate(flat):
+            xs, ys = steps[k].args[0]["x"][li], steps[k].args[0]["y"][li]
+            if e < 0:  # padding: only the memory box (5 corners + a break)
+                assert len(xs) == 6
+            else:
+                cc, hh, ww = np.unravel_index(e, (c, h, w))
+                # the logical box is centred on the element's cell (channel planes side by side)
+                assert xs[6] == cc * (w + 1) + ww - 0.5 and ys[6] == -hh - 0.5
+    with pytest.raises(ValueError, match="at most 256"):
+        L.element_order_figure(16, 8, 8)
+    with pytest.raises(ValueError, match="channels must be >= 1"):
+        L.element_order_figure(0)
+
+
+# ---- lab 2's checkers (npukit.teach): they accept right answers and reject wrong ones --------
+
+
+def test_lab_checkers_accept_the_module(capsys):
+    from npukit import teach
+
+    teach.check_to_blocked(L.to_blocked)
+    teach.check_from_blocked(L.from_blocked)
+    teach.check_im2col_view(lambda x, k, s: L.im2col(x, k, stride=s))
+    teach.check_stays_view(lambda s, p: L.conversion_is_free(s, "NCDHW"[: len(s)], "".join("NCDHW"[i] for i in p)))
+    out = capsys.readouterr().out
+    for line in ("to_blocked: 40 fresh", "from_blocked: 40 fresh", "im2col as a view: 30 fresh", "stays a view: 60 fresh"):
+        assert f"✓ {line} cases agree with the reference." in out
+
+
+def _blocked_without_zeros(x, block):
+    n, c, h, w = x.shape
+    out = np.full((n, -(-c // block), h, w, block), 7.0, dtype=x.dtype)
+    for ch in range(c):
+        out[:, ch // block, :, :, ch % block] = x[:, ch]
+    return out
+
+
+@pytest.mark.parametrize(
+    "checker, wrong, match",
+    [
+        ("check_to_blocked", lambda x, b: L.to_blocked(x, b).transpose(0, 1, 4, 2, 3), "to_blocked: wrong answer"),
+        ("check_to_blocked", _blocked_without_zeros, "to_blocked: wrong answer"),
+        ("check_from_blocked", lambda xb, b, c: np.moveaxis(xb, -1, 2).reshape(xb.shape[0], -1, *xb.shape[2:4]), "from_blocked: wrong answer"),
+        ("check_im2col_view", lambda x, k, s: np.ascontiguousarray(L.im2col(x, k, stride=s)), "does not share memory with x"),
+        ("check_im2col_view", lambda x, k, s: L.im2col(x, k, stride=s).transpose(0, 2, 1, 3, 4, 5), "im2col as a view: wrong answer"),
+        ("check_im2col_view", lambda x, k, s: [1], "return a numpy.ndarray"),
+        ("check_stays_view", lambda s, p: list(p) == sorted(p), "stays a view: wrong answer"),
+        ("check_stays_view", lambda s, p: "yes", "return True or False"),
+    ],
+)
+def test_lab_checkers_reject_wrong_answers(checker, wrong, match):
+    from npukit import teach
+
+    with pytest.raises(AssertionError, match=match):
+        getattr(teach, checker)(wrong)
