@@ -704,6 +704,16 @@ class CameraNet:
         Feature maps are returned NCHW, like the ONNX tensors of the same names
         (the last one, ``fc``, is the logits).
 
+        Parameters
+        ----------
+        images : numpy.ndarray
+            float32, shape ``(n, 3, size, size)``, finite.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            One entry per layer, in execution order.
+
         Raises
         ------
         TypeError, ValueError

@@ -16,7 +16,7 @@ the existing buffer (for example flattening a transposed array), or when you
 ask for one (``np.ascontiguousarray``, ``astype``, fancy indexing).
 
 Hardware cares about one more number: the alignment of the first byte. CPUs
-move memory in cache lines (64 bytes on current x86 and Arm cores) and DMA
+move memory in cache lines (64 bytes on current x86 and most Arm cores) and DMA
 engines in bursts; :func:`aligned_empty` makes a buffer whose start is a
 multiple of the alignment you ask for, and :func:`alignment_of` tells you what
 you got.
@@ -43,7 +43,6 @@ __all__ = [
     "describe",
     "contiguous_strides",
     "element_offsets",
-    "is_view_of",
     "root_buffer",
     "alignment_of",
     "aligned_empty",
@@ -254,7 +253,7 @@ def contiguous_strides(shape: tuple[int, ...] | list[int] | int, itemsize: int, 
     (column-major) order is the mirror image. Two NumPy conventions are
     reproduced: an axis of size 1 gets the stride it would have if it were
     larger, and an array with any axis of size 0 holds no bytes, so NumPy
-    (since 1.23) gives every axis a stride of 0.
+    gives every axis a stride of 0.
 
     Parameters
     ----------
@@ -350,43 +349,6 @@ def element_offsets(a: np.ndarray, relative_to: np.ndarray | None = None) -> np.
     return out
 
 
-def is_view_of(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``a`` and ``b`` are windows onto the same buffer.
-
-    True when both arrays' memory belongs to the same owner (see
-    :func:`root_buffer`). This is about *where the memory comes from*;
-    ``np.shares_memory(a, b)`` answers a different question, whether the two
-    touch a common byte: two disjoint slices of one buffer are views of each
-    other's buffer but share no bytes.
-
-    Parameters
-    ----------
-    a, b : numpy.ndarray
-        The arrays to compare.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    TypeError
-        If ``a`` or ``b`` is not a NumPy array.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.arange(8)
-    >>> is_view_of(x[::2], x), is_view_of(x.copy(), x)
-    (True, False)
-    >>> is_view_of(x[:4], x[4:]), bool(np.shares_memory(x[:4], x[4:]))
-    (True, False)
-    """
-    _check.as_array(a, "a")
-    _check.as_array(b, "b")
-    return root_buffer(a) is root_buffer(b)
-
-
 # ---- addresses and alignment -----------------------------------------------------
 
 
@@ -450,7 +412,7 @@ def aligned_empty(
     64-bit Linux). To do better, over-allocate a byte buffer by ``alignment``
     bytes, find the first address in it that is a multiple of ``alignment``,
     and build the array as a view starting there. The view keeps the buffer
-    alive through ``.base``; at most ``alignment - 1`` bytes are wasted.
+    alive through ``.base``; the cost is ``alignment`` extra bytes.
 
     Parameters
     ----------
