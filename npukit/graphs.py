@@ -215,12 +215,8 @@ def _reordered(model: Any, order: Sequence[int]) -> Any:
 
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    nodes = [out.graph.node[i] for i in order]
-    copies = [onnx.NodeProto() for _ in nodes]
-    for c, n in zip(copies, nodes):
-        c.CopyFrom(n)
     del out.graph.node[:]
-    out.graph.node.extend(copies)
+    out.graph.node.extend(model.graph.node[i] for i in order)  # extend copies each node
     return out
 
 
@@ -308,7 +304,6 @@ class OpCount:
     act_bytes_out: int
     intensity: float
     output_shape: tuple[int, ...]
-    kind: str
 
     @property
     def bytes(self) -> int:
@@ -352,8 +347,8 @@ def op_counts(model: Any, *, itemsize: int | None = None) -> list[OpCount]:
     list of OpCount
         One record per node, in topological order, with ``name``, ``op_type``,
         ``macs``, ``flops``, ``param_bytes``, ``act_bytes_in``,
-        ``act_bytes_out``, ``intensity`` (FLOP/byte), ``output_shape``,
-        ``kind`` and the derived ``bytes``.
+        ``act_bytes_out``, ``intensity`` (FLOP/byte), ``output_shape`` and
+        the derived ``bytes``.
 
     Raises
     ------
@@ -441,7 +436,7 @@ def op_counts(model: Any, *, itemsize: int | None = None) -> list[OpCount]:
             OpCount(
                 name=name, op_type=op, macs=int(macs), flops=int(flops), param_bytes=int(p_bytes),
                 act_bytes_in=int(a_in), act_bytes_out=int(a_out),
-                intensity=float(flops / total) if total else 0.0, output_shape=tuple(y_shape), kind=kind,
+                intensity=float(flops / total) if total else 0.0, output_shape=tuple(y_shape),
             )
         )
     return records
@@ -791,7 +786,7 @@ class FusionResult:
         return sum(f.bytes_saved for f in self.fusions)
 
 
-def fuse_conv_add_relu(model: Any, *, itemsize: int | None = None) -> FusionResult:
+def fuse_conv_add_relu(model: Any) -> FusionResult:
     """Fuse every Conv → [Add] → [Relu] chain into one ``npukit.FusedConv`` node.
 
     A chain is fused when each intermediate tensor has exactly one reader and
@@ -808,8 +803,6 @@ def fuse_conv_add_relu(model: Any, *, itemsize: int | None = None) -> FusionResu
     ----------
     model : onnx.ModelProto
         The model (left unchanged). Its shapes must be static.
-    itemsize : int, optional
-        Bytes per element for ``bytes_saved`` (default: each tensor's dtype).
 
     Returns
     -------
@@ -837,8 +830,6 @@ def fuse_conv_add_relu(model: Any, *, itemsize: int | None = None) -> FusionResu
     from onnx import helper
 
     model = _model(model)
-    if itemsize is not None:
-        itemsize = _check.integer(itemsize, "itemsize", minimum=1)
     shapes = tensor_shapes(model)
     order = topological_order(model)
     out = onnx.ModelProto()
@@ -874,7 +865,7 @@ def fuse_conv_add_relu(model: Any, *, itemsize: int | None = None) -> FusionResu
         taken.update(chain)
         nodes = [graph.node[k] for k in chain]
         removed = tuple(n.output[0] for n in nodes[:-1])
-        saved = sum(2 * math.prod(shapes[t][0]) * (itemsize or shapes[t][1].itemsize) for t in removed)
+        saved = sum(2 * math.prod(shapes[t][0]) * shapes[t][1].itemsize for t in removed)
         attrs = {a.name: helper.get_attribute_value(a) for a in conv.attribute}
         bias = conv.input[2] if len(conv.input) > 2 else ""
         name = _fresh("+".join(_node_name(graph.node[k], k) for k in chain), used)
@@ -1300,7 +1291,7 @@ def _op_colours(op_types: Iterable[str]) -> dict[str, str]:
     return colours
 
 
-def graph_figure(model: Any, *, title: str | None = None, show_shapes: bool = True) -> Any:
+def graph_figure(model: Any, *, title: str | None = None) -> Any:
     """Draw ``model``'s graph: nodes in layers by depth, coloured by op type.
 
     A node's depth is one more than the deepest node producing one of its
@@ -1314,8 +1305,6 @@ def graph_figure(model: Any, *, title: str | None = None, show_shapes: bool = Tr
         The model, with static shapes.
     title : str, optional
         Figure title.
-    show_shapes : bool
-        Write each edge's shape next to it.
 
     Returns
     -------
@@ -1345,36 +1334,32 @@ def graph_figure(model: Any, *, title: str | None = None, show_shapes: bool = Tr
     order = topological_order(model)
     consts = {t.name for t in graph.initializer} | {n.output[0] for n in graph.node if n.op_type in CONST_OPS}
     # Vertices: graph inputs, nodes, graph outputs. Depth = longest path from an input.
-    depth: dict[str, int] = {}
     where: dict[str, str] = {}  # tensor -> vertex that produces it
-    vertices: list[tuple[str, str, int]] = []  # (vertex id, op type, depth)
+    op_of: dict[str, str] = {}  # vertex -> op type ("input" and "output" for the graph's own)
+    depth: dict[str, int] = {}  # vertex -> row
+    edges: list[tuple[str, str, str]] = []  # (from vertex, to vertex, tensor)
     for v in graph.input:
         if v.name not in consts:
-            depth[v.name] = 0
-            where[v.name] = "in:" + v.name
-            vertices.append(("in:" + v.name, "input", 0))
-    edges: list[tuple[str, str, str]] = []  # (from vertex, to vertex, tensor)
-    vdepth = {vid: d for vid, _, d in vertices}
+            vid = "in:" + v.name
+            where[v.name], op_of[vid], depth[vid] = vid, "input", 0
     for i in order:
         node = graph.node[i]
         if node.op_type in CONST_OPS:
             continue
         vid = _node_name(node, i)
-        acts = [t for t in node.input if t and t not in consts]
-        d = 1 + max((vdepth[where[t]] for t in acts if t in where), default=0)
-        vdepth[vid] = d
-        vertices.append((vid, node.op_type, d))
-        edges.extend((where[t], vid, t) for t in acts if t in where)
+        acts = [t for t in node.input if t in where]  # activations: weights have no vertex
+        op_of[vid] = node.op_type
+        depth[vid] = 1 + max((depth[where[t]] for t in acts), default=0)
+        edges.extend((where[t], vid, t) for t in acts)
         for t in node.output:
             where[t] = vid
     for v in graph.output:
         if v.name in where:
             vid = "out:" + v.name
-            vdepth[vid] = vdepth[where[v.name]] + 1
-            vertices.append((vid, "output", vdepth[vid]))
+            op_of[vid], depth[vid] = "output", depth[where[v.name]] + 1
             edges.append((where[v.name], vid, v.name))
     rows: dict[int, list[str]] = {}
-    for vid, _, d in vertices:
+    for vid, d in depth.items():
         rows.setdefault(d, []).append(vid)
     pos = {vid: (k - (len(r) - 1) / 2, -d) for d, r in rows.items() for k, vid in enumerate(r)}
 
@@ -1399,13 +1384,12 @@ def graph_figure(model: Any, *, title: str | None = None, show_shapes: bool = Tr
         lhover.append(f"{t}<br>{_shape_text(shape)} {dtype}<br>{math.prod(shape) * dtype.itemsize:,} bytes")
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=1.5),
                              hoverinfo="skip", showlegend=False))
-    fig.add_trace(go.Scatter(x=lx, y=ly, mode="text" if show_shapes else "markers", text=ltext,
-                             textposition="middle right", textfont=dict(size=10, color="#555"),
-                             marker=dict(size=4, color="#bbbbbb"), hovertext=lhover, hoverinfo="text",
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="text", text=ltext, textposition="middle right",
+                             textfont=dict(size=10, color="#555"), hovertext=lhover, hoverinfo="text",
                              showlegend=False))
-    colours = _op_colours(op for _, op, _ in vertices if op not in ("input", "output"))
+    colours = _op_colours(op for op in op_of.values() if op not in ("input", "output"))
     by_op: dict[str, list[str]] = {}
-    for vid, op, _ in vertices:
+    for vid, op in op_of.items():
         by_op.setdefault(op, []).append(vid)
     for op, vids in by_op.items():
         hover = []

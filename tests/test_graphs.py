@@ -584,8 +584,13 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         return arrays[conv.input[1]], arrays[conv.input[2]]
 
     assert teach.check_fold_bn(fold_via_graphs) == 12
-    with pytest.raises(AssertionError, match="fold BN: wrong answer"):
+    with pytest.raises(AssertionError, match="fold BN: wrong answer.*b_folded is wrong"):  # bias not scaled
         teach.check_fold_bn(lambda W, b, g, B, m, v, eps: (W * (g / np.sqrt(v + eps))[:, None, None, None], b + B))
+    with pytest.raises(AssertionError, match="fold BN: wrong answer.*eps 0.001.*W_folded is wrong"):  # eps forgotten
+        teach.check_fold_bn(lambda W, b, g, B, m, v, eps: (W * (g / np.sqrt(v))[:, None, None, None],
+                                                           (b - m) * g / np.sqrt(v) + B))
+    with pytest.raises(AssertionError, match="return a pair"):
+        teach.check_fold_bn(lambda W, b, g, B, m, v, eps: W)
 
     assert teach.check_live_peak(graphs.live_peak) == 30
     with pytest.raises(AssertionError, match="live peak: wrong answer"):
@@ -595,3 +600,5 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
     assert teach.check_attainable(spec) == 40
     with pytest.raises(AssertionError, match="attainable: wrong answer"):
         teach.check_attainable(lambda f, b, p, bw: min(p, bw * b / f))  # intensity upside down
+    with pytest.raises(AssertionError, match="compute-bound kernel"):
+        teach.check_attainable(lambda f, b, p, bw: bw * f / b)  # no flat roof
