@@ -36,28 +36,29 @@ def _once(f: Callable[[], Any]) -> float:
 
 
 def paired(fn: Callable[[], Any], ref: Callable[[], Any], repeat: int, warmup: int = 1) -> tuple[float, float, float]:
-    """Time ``fn`` and ``ref`` alternately; return best-of times and the median of per-round ratios.
+    """Time ``fn`` and ``ref`` in alternation; return both best-of times and the median per-round ratio.
 
-    Each round runs ``ref`` three times (keeping its fastest, so a BLAS call
-    that woke up slowly after a long pure-Python run does not count) and
-    ``fn`` once. Best-of is the least-disturbed run of each on a shared
-    machine; the median of the per-round ratios ``t_ref / t_fn`` shows what a
-    typical run gives.
+    Each round runs each side three times back to back and keeps its fastest
+    (so a BLAS call whose threads woke up slowly after a long pure-Python run
+    does not count), the two sides in ABBA order so that neither always goes
+    first. Both sides get the same treatment. Best-of is the least-disturbed
+    run of each on a shared machine; the median of the per-round ratios
+    ``t_ref / t_fn`` shows what a typical run gives.
     """
     for _ in range(warmup):
         fn()
         ref()
-    t_fn, t_ref, ratios = [], [], []
-    for _ in range(repeat):
-        r = min(_once(ref) for _ in range(3))
-        f = _once(fn)
-        t_ref.append(r)
-        t_fn.append(f)
-        ratios.append(r / f)
+    t_fn: list[float] = []
+    t_ref: list[float] = []
+    for i in range(repeat):
+        pair = [(t_fn, fn), (t_ref, ref)]
+        for times, f in pair if i % 2 == 0 else pair[::-1]:
+            times.append(min(_once(f) for _ in range(3)))
+    ratios = [r / f for f, r in zip(t_fn, t_ref)]
     return min(t_fn), min(t_ref), statistics.median(ratios)
 
 
-def main(n: int = 1024, repeat: int = 15) -> int:
+def main(n: int = 1024, repeat: int = 9) -> int:
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     env = {k: os.environ.get(k, "unset") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS")}
     print(f"GEMM ladder on {viz.machine_summary()}")

@@ -379,27 +379,19 @@ def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *,
     return (bm * bk + bk * bn) * isz + bm * bn * csz
 
 
-def _reuse(counts: dict, order: str, operand: str) -> Any:
-    """How many times each tile of ``operand`` is loaded (works on arrays too).
+def _refetch(counts: dict, order: str, operand: str) -> Any:
+    """How many times each tile of ``operand`` is loaded (``counts`` may hold arrays).
 
-    A tile stays resident while consecutive iterations need it. It is
-    replaced when one of the loops it depends on advances; looking from the
-    innermost loop outwards, the first loop it depends on that runs more than
-    once is the one that evicts it, and every loop *outside* that one which
-    the operand does not depend on makes the whole sweep happen again.
+    An operand is indexed by two of the three loops. Only the third, the one
+    it does *not* depend on, can bring a tile back: if a loop inside that one
+    changes the operand's tile (it indexes the operand and runs more than
+    once), every pass of the third loop loads all the tiles again, so ``r`` is
+    its trip count. Otherwise the tile just stays while it runs: ``r = 1``.
     """
-    deps = _DEPS[operand]
-    reuse = 1
-    found: Any = False
-    for pos in range(2, -1, -1):
-        d = order[pos]
-        if d not in deps:
-            continue
-        repeats = math.prod(counts[e] for e in order[:pos] if e not in deps)
-        newly = np.logical_and(np.logical_not(found), counts[d] > 1)
-        reuse = np.where(newly, repeats, reuse)
-        found = np.logical_or(found, newly)
-    return reuse
+    (free,) = set("mnk") - set(_DEPS[operand])
+    inside = order[order.index(free) + 1 :]  # every loop inside `free` indexes the operand
+    changes = sum(counts[d] > 1 for d in inside) > 0
+    return np.where(changes, counts[free], 1)
 
 
 def traffic(
@@ -434,7 +426,9 @@ def traffic(
       a C-tile leaves the buffer (evicted, or at the end) it is written.
 
     Under these rules each tile of an operand is loaded the same number of
-    times ``r`` (its re-fetch factor), so ``A`` costs ``r_A·M·K·itemsize``,
+    times ``r`` (its re-fetch factor): the trip count of the one loop the
+    operand does not depend on, if a loop inside that one changes the
+    operand's tile, and 1 otherwise. So ``A`` costs ``r_A·M·K·itemsize``,
     ``B`` costs ``r_B·K·N·itemsize``, and ``C`` costs ``r_C·M·N·c_itemsize``
     written plus ``(r_C − 1)·M·N·c_itemsize`` read back. The minimum,
     reached when every ``r`` is 1, is :func:`compulsory`.
@@ -495,7 +489,7 @@ def traffic(
                 f"more than buffer_bytes={buf}"
             )
     counts = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
-    r_a, r_b, r_c = (int(_reuse(counts, order, x)) for x in "ABC")
+    r_a, r_b, r_c = (int(_refetch(counts, order, x)) for x in "ABC")
     return Traffic(
         a_read=r_a * M * K * isz,
         b_read=r_b * K * N * isz,
@@ -604,7 +598,7 @@ def best_tile(
     bk = _candidates(K)[None, None, :].astype(np.int64)
     need = (bm * bk + bk * bn) * isz + bm * bn * csz
     counts = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
-    r_a, r_b, r_c = (_reuse(counts, order, x) for x in "ABC")
+    r_a, r_b, r_c = (_refetch(counts, order, x) for x in "ABC")
     total = r_a * (M * K * isz) + r_b * (K * N * isz) + (2 * r_c - 1) * (M * N * csz)
     steps = counts["m"] * counts["n"] * counts["k"]
     shape = np.broadcast_shapes(bm.shape, bn.shape, bk.shape)
@@ -669,6 +663,22 @@ def _row_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         for p in range(A.shape[1]):
             ci += ai[p] * B[p]
     return C
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    dt = _check.dtype(dtype)
+    if dt not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dt}")
+    return dt
+
+
+def _measure(name: str, n: int, fn: Any, want: np.ndarray, repeat: int, warmup: int) -> Rung:
+    """Check ``fn()`` against ``want`` (relative to the largest entry), then time it."""
+    got = np.asarray(fn(), dtype=want.dtype)
+    err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
+    tol = 1e-4 if want.dtype == np.float32 else 1e-10
+    secs = viz.timeit(fn, repeat=repeat, warmup=warmup)
+    return Rung(name, n, secs, 2.0 * n**3 / secs / 1e9, err, bool(err <= tol))
 
 
 def ladder(
@@ -737,35 +747,25 @@ def ladder(
     python_n = _check.integer(python_n, "python_n", minimum=1)
     row_n = _check.integer(row_n, "row_n", minimum=1)
     small_tile, good_tile = _tile(small_tile, "small_tile"), _tile(good_tile, "good_tile")
-    dt = _check.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dt}")
+    dt = _float_dtype(dtype)
     repeat = _check.integer(repeat, "repeat", minimum=1)
     warmup = _check.integer(warmup, "warmup", minimum=0)
-    tol = 1e-4 if dt == np.float32 else 1e-10
     rng = np.random.default_rng(seed)
 
     def inputs(size: int) -> tuple[np.ndarray, np.ndarray]:
         return rng.standard_normal((size, size)).astype(dt), rng.standard_normal((size, size)).astype(dt)
 
-    def rung(name: str, size: int, A: np.ndarray, B: np.ndarray, fn: Any, slow: bool = False) -> Rung:
-        want = np.matmul(A, B)
-        got = np.asarray(fn(), dtype=dt)
-        err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
-        reps, warm = (min(repeat, 3), min(warmup, 1)) if slow else (repeat, warmup)
-        secs = viz.timeit(fn, repeat=reps, warmup=warm)
-        return Rung(name, size, secs, 2.0 * size**3 / secs / 1e9, err, bool(err <= tol))
-
-    rungs = []
+    slow = dict(repeat=min(repeat, 3), warmup=min(warmup, 1))  # the two slow rungs
     A, B = inputs(python_n)
     a, b = A.tolist(), B.tolist()
-    rungs.append(rung("python", python_n, A, B, lambda: _python_matmul(a, b), slow=True))
-    A, B = inputs(row_n)
-    rungs.append(rung("row-vectorised", row_n, A, B, lambda: _row_matmul(A, B), slow=True))
+    rungs = [_measure("python", python_n, lambda: _python_matmul(a, b), A @ B, **slow)]
+    A1, B1 = inputs(row_n)
+    rungs.append(_measure("row-vectorised", row_n, lambda: _row_matmul(A1, B1), A1 @ B1, **slow))
     A2, B2 = inputs(n)
-    rungs.append(rung("tiled, small tile", n, A2, B2, lambda: tiled_matmul(A2, B2, small_tile)))
-    rungs.append(rung("tiled, good tile", n, A2, B2, lambda: tiled_matmul(A2, B2, good_tile)))
-    rungs.append(rung("numpy.matmul", n, A2, B2, lambda: np.matmul(A2, B2)))
+    want = A2 @ B2
+    rungs.append(_measure("tiled, small tile", n, lambda: tiled_matmul(A2, B2, small_tile), want, repeat, warmup))
+    rungs.append(_measure("tiled, good tile", n, lambda: tiled_matmul(A2, B2, good_tile), want, repeat, warmup))
+    rungs.append(_measure("numpy.matmul", n, lambda: np.matmul(A2, B2), want, repeat, warmup))
     return rungs
 
 
@@ -816,21 +816,14 @@ def sweep_tiles(
     """
     n = _check.integer(n, "n", minimum=1)
     sides = [_check.integer(b, f"sides[{i}]", minimum=1) for i, b in enumerate(sides)]
-    dt = _check.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dt}")
+    dt = _float_dtype(dtype)
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((n, n)).astype(dt)
     B = rng.standard_normal((n, n)).astype(dt)
     want = A @ B
-    tol = 1e-4 if dt == np.float32 else 1e-10
-    out = []
-    for b in sides:
-        got = tiled_matmul(A, B, (b, b, b))
-        err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
-        secs = viz.timeit(lambda: tiled_matmul(A, B, (b, b, b)), repeat=repeat, warmup=warmup)
-        out.append(Rung(f"tile {b}³", n, secs, 2.0 * n**3 / secs / 1e9, err, bool(err <= tol)))
-    return out
+    return [
+        _measure(f"tile {b}³", n, lambda b=b: tiled_matmul(A, B, (b, b, b)), want, repeat, warmup) for b in sides
+    ]
 
 
 # ---- figures ---------------------------------------------------------------------

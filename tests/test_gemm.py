@@ -392,8 +392,9 @@ def test_other_errors():
 def test_teach_checkers_accept_the_module(capsys):
     from npukit import teach
 
+    traffic = gemm.traffic  # bound here: while a check runs, gemm.traffic itself refuses to be called
     teach.check_tiled_matmul(gemm.tiled_matmul)
-    teach.check_schedule_traffic(lambda *a: (gemm.traffic(*a).reads, gemm.traffic(*a).writes))
+    teach.check_schedule_traffic(lambda *a: (traffic(*a).reads, traffic(*a).writes))
     teach.check_best_tile(gemm.best_tile)
     out = capsys.readouterr().out
     assert "✓ tiled matmul: 13 fresh cases" in out and "✓ schedule traffic: 40 fresh cases" in out
@@ -414,17 +415,46 @@ def test_teach_checkers_reject_wrong_answers():
                     C[i:i + bm, j:j + bn] += A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
         return C
 
-    with pytest.raises(AssertionError, match="tiled matmul: wrong answer"):
+    with pytest.raises(AssertionError, match="tiled matmul: wrong answer .* ragged"):
         teach.check_tiled_matmul(no_ragged_edges)
+    with pytest.raises(AssertionError, match="every product must be of an A-tile of at most"):
+        teach.check_tiled_matmul(lambda A, B, tile: A @ B)  # correct, but not tiled
+    with pytest.raises(AssertionError, match="every product must be"):
+        teach.check_tiled_matmul(lambda A, B, tile: np.dot(A, B))
+    with pytest.raises(AssertionError, match="do not call npukit.gemm.tiled_matmul"):
+        teach.check_tiled_matmul(lambda A, B, tile: gemm.tiled_matmul(A, B, tile))
+    assert gemm.tiled_matmul(A32, B32).shape == (4, 5)  # restored after the check
+
+    traffic = gemm.traffic
 
     def forgets_partial_sums(M, N, K, tile, order, itemsize):  # never reads C back
-        t = gemm.traffic(M, N, K, tile, order, itemsize)
+        t = traffic(M, N, K, tile, order, itemsize)
         return t.a_read + t.b_read, t.writes
 
-    with pytest.raises(AssertionError, match="schedule traffic: wrong answer"):
+    with pytest.raises(AssertionError, match=r"schedule traffic: wrong answer(.|\n)*C read back"):
         teach.check_schedule_traffic(forgets_partial_sums)
+    with pytest.raises(AssertionError, match="do not call npukit.gemm.traffic"):
+        teach.check_schedule_traffic(lambda *a: (gemm.traffic(*a).reads, gemm.traffic(*a).writes))
 
-    with pytest.raises(AssertionError, match="best tile: wrong answer"):
+    with pytest.raises(AssertionError, match="best tile: wrong answer.*more than the buffer"):
         teach.check_best_tile(lambda M, N, K, buffer_bytes, itemsize: (M, N, K))  # rarely fits
-    with pytest.raises(AssertionError, match="best tile: wrong answer"):
+    with pytest.raises(AssertionError, match="best tile: wrong answer.*fits but moves"):
         teach.check_best_tile(lambda M, N, K, buffer_bytes, itemsize: (1, 1, 1))  # fits, moves too much
+    with pytest.raises(AssertionError, match="do not call npukit.gemm.best_tile"):
+        teach.check_best_tile(lambda *a: gemm.best_tile(*a))
+
+
+def test_teach_tiled_matmul_check_accepts_a_padded_solution_with_dot():
+    from npukit import teach
+
+    def padded(A, B, tile):  # pad to tile multiples, then .dot on whole tiles: tiled, and right
+        bm, bn, bk = tile
+        (M, K), N = A.shape, B.shape[1]
+        Mp, Np, Kp = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
+        Ap, Bp = np.pad(A, ((0, Mp - M), (0, Kp - K))), np.pad(B, ((0, Kp - K), (0, Np - N)))
+        C = np.zeros((Mp, Np), A.dtype)
+        for i, j, p in itertools.product(range(0, Mp, bm), range(0, Np, bn), range(0, Kp, bk)):
+            C[i:i + bm, j:j + bn] += Ap[i:i + bm, p:p + bk].dot(Bp[p:p + bk, j:j + bn])
+        return C[:M, :N]
+
+    teach.check_tiled_matmul(padded)
