@@ -178,7 +178,20 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
     def reference(shape, itemsize, order):
         return np.empty(shape, dtype=np.dtype((np.void, itemsize)), order=order).strides
 
-    check("strides", fn, cases, reference)
+    def learner(shape, itemsize, order):
+        got = fn(shape, itemsize, order)
+        want = reference(shape, itemsize, order)
+        if _same(got, want, 0, 0):
+            return want
+        hint = ""
+        if _same(got, tuple(s // itemsize for s in want), 0, 0) and itemsize > 1:
+            hint = " These are strides in elements; strides count bytes (multiply by itemsize)."
+        elif _same(got, reference(shape, itemsize, "FC"[order == "F"]), 0, 0):
+            hint = f" That is the answer for order {'FC'[order == 'F']!r}."
+        raise AssertionError(f"strides: wrong answer for ({shape}, {itemsize}, {order!r}).\n"
+                             f"  expected: {want}\n  got:      {_show(got)}{hint}")
+
+    check("strides", learner, cases, reference)
 
 
 def _ch1_actually_a_view(op: str) -> bool:
@@ -212,6 +225,10 @@ def check_view_or_copy(fn: Callable[[str], bool]) -> None:
         got = fn(op)
         if not isinstance(got, (bool, np.bool_)):
             raise AssertionError(f"view or copy: for {op!r} return True (view) or False (copy), got {got!r}")
+        if bool(got) != _ch1_actually_a_view(op):
+            said, truth = ("a view", "a copy") if got else ("a copy", "a view")
+            raise AssertionError(f"view or copy: you predicted {op!r} gives {said}, but NumPy returns {truth}. "
+                                 "Which rule of chapter 1 decides it?")
         return bool(got)
 
     check("view or copy", learner, [(op,) for op in VIEW_OR_COPY_OPS], _ch1_actually_a_view)
@@ -249,7 +266,8 @@ def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
         if not isinstance(got, np.ndarray):
             raise AssertionError(f"{case} returned {type(got).__name__}, not a numpy.ndarray")
         if got.shape != want["shape"] or got.dtype != want["dtype"]:
-            raise AssertionError(f"{case} returned shape {got.shape} dtype {got.dtype}")
+            raise AssertionError(f"{case} returned shape {got.shape} dtype {got.dtype}, "
+                                 f"expected shape {want['shape']} dtype {want['dtype']}")
         address = got.__array_interface__["data"][0]
         if address % want["alignment"]:
             raise AssertionError(f"{case}: address % {want['alignment']} = {address % want['alignment']}, not 0")
@@ -352,6 +370,24 @@ def _ch2_blocked_by_loops(x: np.ndarray, block: int) -> np.ndarray:
     return out
 
 
+def _ch2_contiguous(name: str, fn: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``fn``: right values whose bytes are not in C order fail with a hint."""
+
+    def learner(*args):
+        want = reference(*copy.deepcopy(args))
+        got = fn(*args)
+        if isinstance(got, np.ndarray) and not got.flags.c_contiguous and _same(got, want, 0, 0):
+            shape = args[0].shape
+            raise AssertionError(
+                f"{name}: for an input of shape {shape} the values are right, but the answer has strides "
+                f"{got.strides}: it is not C-contiguous. A transposed view has the right values with the "
+                "bytes still in the old layout; return np.ascontiguousarray(...) of it"
+            )
+        return got
+
+    return learner
+
+
 def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     """Check ``fn(x, block)`` turns an NCHW tensor into nChw{block}c.
 
@@ -360,7 +396,8 @@ def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     Reference: a loop over channels that copies channel ``c`` to
     ``out[:, c // block, :, :, c % block]`` of a zero-filled array, so the
     answer must have shape ``(N, ceil(C / block), H, W, block)`` and zeros in
-    the padding.
+    the padding. The answer must be C-contiguous: a layout is bytes in memory,
+    and a transposed view leaves them in NCHW order.
 
     Examples
     --------
@@ -370,7 +407,8 @@ def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     """
     rng = _rng(1201)
     cases = [(_ch2_tensor(rng), int(rng.choice(_CH2_BLOCKS))) for _ in range(40)]
-    check("to_blocked", fn, cases, _ch2_blocked_by_loops, rtol=0, atol=0)
+    reference = _ch2_blocked_by_loops
+    check("to_blocked", _ch2_contiguous("to_blocked", fn, reference), cases, reference, rtol=0, atol=0)
 
 
 def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
@@ -379,7 +417,8 @@ def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None
     Fresh cases: 40 blocked tensors made by the reference loop of
     :func:`check_to_blocked` from fresh NCHW tensors, with the padding filled
     with NaN (so an answer that keeps padding channels is caught). Reference:
-    the original NCHW tensor.
+    a loop that copies channel ``c`` back from ``[:, c // block, :, :, c % block]``.
+    The answer must be C-contiguous.
 
     Examples
     --------
@@ -403,7 +442,7 @@ def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None
             out[:, ch] = xb[:, ch // block, :, :, ch % block]
         return out
 
-    check("from_blocked", fn, cases, reference, rtol=0, atol=0)
+    check("from_blocked", _ch2_contiguous("from_blocked", fn, reference), cases, reference, rtol=0, atol=0)
 
 
 def _ch2_patches_by_loops(x: np.ndarray, k: int, stride: int) -> np.ndarray:
@@ -421,13 +460,15 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
 
     The answer must have shape ``(N, Ho, Wo, C, k, k)`` with
     ``Ho = (H - k) // stride + 1`` (no padding), hold
-    ``x[n, c, i*stride + p, j*stride + q]`` at ``[n, i, j, c, p, q]``, and
-    share memory with ``x`` (``np.shares_memory``): no copy allowed.
+    ``x[n, c, i*stride + p, j*stride + q]`` at ``[n, i, j, c, p, q]``, share
+    memory with ``x`` (``np.shares_memory``: no copy allowed) and be
+    read-only (its patches overlap).
 
     Fresh cases: 30 float32 tensors with N 1–2, C 1–4, H and W 3–9, k 1–3,
-    stride 1–3; some are non-contiguous views (a channel slice of a larger
-    tensor), so the strides must come from ``x.strides``, not from its shape.
-    Reference: two loops over output positions copying each patch.
+    stride 1–3; half of them are "channels last" (NCHW shape, NHWC bytes, as
+    ``x.transpose(0, 3, 1, 2)`` of an NHWC array), so the strides must come
+    from ``x.strides``, not from its shape. Reference: two loops over output
+    positions copying each patch.
 
     Examples
     --------
@@ -440,9 +481,10 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
     for i in range(30):
         n, c = int(rng.integers(1, 3)), int(rng.integers(1, 5))
         h, w = (int(v) for v in rng.integers(3, 10, size=2))
-        x = rng.standard_normal((n, c + (i % 2), h, w)).astype(np.float32)
-        if i % 2:  # a channel slice: not contiguous
-            x = x[:, 1:]
+        if i % 2:  # channels last: NCHW shape, NHWC strides (they survive check()'s copy of the case)
+            x = rng.standard_normal((n, h, w, c)).astype(np.float32).transpose(0, 3, 1, 2)
+        else:
+            x = rng.standard_normal((n, c, h, w)).astype(np.float32)
         cases.append((x, int(rng.integers(1, 4)), int(rng.integers(1, 4))))
 
     def learner(x, k, stride):
@@ -453,6 +495,18 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
             raise AssertionError(
                 f"im2col as a view: for x of shape {x.shape}, k={k}, stride={stride} the result "
                 "does not share memory with x; build it with as_strided, without copying"
+            )
+        if got.flags.writeable:
+            raise AssertionError(
+                "im2col as a view: the result is writeable; pass writeable=False to as_strided "
+                "(the patches overlap, so one write would change several patches)"
+            )
+        want = _ch2_patches_by_loops(x, k, stride)
+        if not x.flags.c_contiguous and got.shape == want.shape and not _same(got, want, 0, 0):
+            raise AssertionError(
+                f"im2col as a view: wrong patches for a channels-last x of shape {x.shape} with strides "
+                f"{x.strides} (NHWC bytes), k={k}, stride={stride}; take the strides from x.strides, "
+                "not from the shape"
             )
         return got
 
@@ -604,7 +658,15 @@ def check_attainable(fn: Callable[[float, float, float, float], float]) -> int:
     def reference(flops, nbytes, peak, bandwidth):
         return flops / max(flops / peak, nbytes / bandwidth)
 
-    return check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
+    try:
+        return check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
+    except AssertionError as exc:  # say which side of the ridge the failing kernel is on
+        for flops, nbytes, peak, bandwidth in cases:
+            if f"({flops!r}, {nbytes!r}, {peak!r}, {bandwidth!r})" in str(exc):
+                side = "memory" if flops / nbytes < peak / bandwidth else "compute"
+                raise AssertionError(f"{exc}\n  (intensity {flops / nbytes:.3g} FLOP/byte, ridge "
+                                     f"{peak / bandwidth:.3g} FLOP/byte: a {side}-bound kernel)") from None
+        raise
 
 
 def _ch3_conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group):
@@ -629,7 +691,8 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
     Reference: onnx.reference runs the *unfolded* Conv → BatchNormalization
     on a fresh input; the learner's folded weights must give the same output
     from a single Conv (run by onnx.reference too), within 1e-4 relative and
-    1e-5 absolute.
+    1e-5 absolute. On a mismatch the message describes the layer and says
+    whether only the bias is off (the error is a constant per channel).
 
     Examples
     --------
@@ -643,8 +706,11 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
 
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     rng = _rng(3103)
-    cases = []
+    f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
+    n = 0
     for k in range(12):
         group = (1, 2, 0)[k % 3]
         c_in = int(rng.integers(1, 5)) * (group or 1)
@@ -653,27 +719,40 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
         else:
             c_out = group * int(rng.integers(1, 5))
         ksize = (1, 3)[k % 2]
-        f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
         W = f32(rng.standard_normal((c_out, c_in // group, ksize, ksize)))
         b = f32(np.zeros(c_out) if k % 4 == 0 else rng.standard_normal(c_out))
         gamma, beta = f32(rng.uniform(0.3, 2.0, c_out)), f32(rng.standard_normal(c_out))
         mean, var = f32(rng.standard_normal(c_out)), f32(rng.uniform(0.05, 3.0, c_out))
         eps = (1e-5, 1e-3)[k % 2]
         x = f32(rng.standard_normal((1, c_in, int(rng.integers(3, 8)), int(rng.integers(3, 8)))))
-        cases.append((W, b, gamma, beta, mean, var, eps, x, group))
-
-    def learner(W, b, gamma, beta, mean, var, eps, x, group):
-        got = fn(W, b, gamma, beta, mean, var, eps)
+        layer = (f"{'depthwise' if group == c_in and group > 1 else 'grouped' if group > 1 else 'dense'} "
+                 f"{ksize}×{ksize} layer, W {W.shape}, group {group}, eps {eps:g}, "
+                 f"{'zero' if k % 4 == 0 else 'non-zero'} conv bias")
+        want = _ch3_conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group)
+        got = fn(*(copy.deepcopy(a) for a in (W, b, gamma, beta, mean, var, eps)))
         if not (isinstance(got, (tuple, list)) and len(got) == 2):
-            raise AssertionError(f"fold BN: return a pair (W_folded, b_folded), got {type(got).__name__}")
-        w2, b2 = (np.asarray(a, dtype=np.float32) for a in got)
+            what = f"a {type(got).__name__} of length {len(got)}" if isinstance(got, (tuple, list)) else repr(got)
+            raise AssertionError(f"fold BN: return a pair (W_folded, b_folded), got {what[:80]}")
+        w2, b2 = (f32(a) for a in got)
         if w2.shape != W.shape or b2.shape != b.shape:
-            raise AssertionError(f"fold BN: expected shapes {W.shape} and {b.shape}, got {w2.shape} and {b2.shape}")
+            raise AssertionError(f"fold BN: for a {layer}: expected shapes {W.shape} and {b.shape}, "
+                                 f"got {w2.shape} and {b2.shape}")
         conv = ReferenceEvaluator(helper.make_node("Conv", ["x", "W", "b"], ["y"], group=group,
-                                                   pads=[W.shape[2] // 2] * 4))
-        return conv.run(None, {"x": x, "W": w2, "b": b2})[0]
-
-    return check("fold BN", learner, cases, _ch3_conv_bn_reference, rtol=1e-4, atol=1e-5)
+                                                   pads=[ksize // 2] * 4))
+        y = conv.run(None, {"x": x, "W": w2, "b": b2})[0]
+        if not np.allclose(y, want, rtol=1e-4, atol=1e-5):
+            diff = (y - want).astype(np.float64)
+            per_channel = diff.reshape(c_out, -1)
+            only_bias = bool(np.all(per_channel.std(axis=1) <= 1e-4 * (1 + np.abs(want).max())))
+            hint = ("the error is a constant per output channel: W_folded looks right, b_folded is wrong"
+                    if only_bias else "W_folded is wrong (the error varies across each output channel)")
+            raise AssertionError(
+                f"fold BN: wrong answer for a {layer}: your single Conv's output differs from "
+                f"Conv → BatchNormalization by up to {np.abs(diff).max():.3g}; {hint}."
+            )
+        n += 1
+    print(f"✓ fold BN: {n} fresh cases agree with the reference.")
+    return n
 
 
 def _ch3_peak_by_sweep(tensors) -> int:
@@ -717,54 +796,68 @@ def check_live_peak(fn: Callable[[list], int]) -> int:
 # ---- Chapter 4: GEMM and tiling ----------------------------------------------
 
 
-def _ch4_schedule_bytes(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> tuple[int, int]:
-    """(reads, writes) of a tiled GEMM, by walking its loop nest step by step.
+def _ch4_without(name: str, run: Callable[[], Any]) -> Any:
+    """Run ``run()`` while ``npukit.gemm.<name>`` refuses to be called.
 
-    The model of chapter 4: one buffer slot per operand; a tile needed by two
-    consecutive steps stays, any other is loaded; a C-tile is written out when
-    it leaves the buffer (and at the end) and read back only if it was written
-    before. Edge tiles move only their real bytes.
+    The exercise is to write that function; a learner's answer that merely
+    calls the library's version would teach nothing, so during the check the
+    module attribute is swapped for a stub that fails with a clear message.
     """
-    size = {"m": M, "n": N, "k": K}
-    step = dict(zip("mnk", tile))
+    from . import gemm
 
-    def span(dim: str, start: int) -> int:
-        return min(step[dim], size[dim] - start)
+    real = getattr(gemm, name)
 
-    held: dict[str, Any] = {"A": None, "B": None, "C": None}
-    in_dram: set = set()
-    reads = writes = 0
-    loops = [range(0, size[d], step[d]) for d in order]
-    for x, y, z in ((x, y, z) for x in loops[0] for y in loops[1] for z in loops[2]):
-        at = dict(zip(order, (x, y, z)))
-        for name, (r, c) in (("A", "mk"), ("B", "kn")):
-            key = (at[r], at[c])
-            if held[name] != key:
-                held[name] = key
-                reads += span(r, at[r]) * span(c, at[c]) * itemsize
-        key = (at["m"], at["n"])
-        if held["C"] != key:
-            if held["C"] is not None:
-                writes += span("m", held["C"][0]) * span("n", held["C"][1]) * itemsize
-                in_dram.add(held["C"])
-            if key in in_dram:
-                reads += span("m", key[0]) * span("n", key[1]) * itemsize
-            held["C"] = key
-    writes += span("m", held["C"][0]) * span("n", held["C"][1]) * itemsize
-    return reads, writes
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"this exercise asks you to write {name} yourself; do not call npukit.gemm.{name}")
+
+    setattr(gemm, name, refuse)
+    try:
+        return run()
+    finally:
+        setattr(gemm, name, real)
 
 
-def _ch4_fits(M: int, N: int, K: int, tile: tuple, buffer_bytes: int, itemsize: int) -> bool:
-    bm, bn, bk = min(tile[0], M), min(tile[1], N), min(tile[2], K)
-    return (bm * bk + bk * bn + bm * bn) * itemsize <= buffer_bytes
+class _Ch4Watched(np.ndarray):
+    """An array that logs the shapes of every matrix product it takes part in.
+
+    Covers ``@``, ``np.matmul``, ``np.dot`` and ``.dot``; the checker uses the
+    log to make sure that no product is larger than one tile.
+    """
+
+    log: list = []
+
+    @staticmethod
+    def _plain(xs: Any) -> list:
+        return [np.asarray(x) if isinstance(x, _Ch4Watched) else x for x in xs]
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        inputs = tuple(self._plain(inputs))
+        if ufunc is np.matmul and method == "__call__":
+            _Ch4Watched.log.append((np.shape(inputs[0]), np.shape(inputs[1])))
+        if "out" in kwargs:
+            kwargs["out"] = tuple(self._plain(kwargs["out"]))
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if func is np.dot:
+            _Ch4Watched.log.append((np.shape(args[0]), np.shape(args[1])))
+        return super().__array_function__(func, types, args, kwargs)
+
+    def dot(self, other: Any, out: Any = None) -> Any:  # type: ignore[override]
+        return np.dot(self, other, out=out)
 
 
 def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]) -> None:
-    """Check ``fn(A, B, tile)`` computes ``A @ B`` for any shapes and tiles.
+    """Check ``fn(A, B, tile)`` computes ``A @ B`` tile by tile, for any shapes and tiles.
 
     Fresh cases: 12 float64 and float32 products with every dimension 1–37,
     tiles 1–40 (so edge tiles are ragged, and some tiles are larger than the
-    whole matrix), plus one 1×1×1 tile. Reference: ``numpy.matmul``.
+    whole matrix), plus one 1×1×1 tile. Reference: ``numpy.matmul``. The
+    result must keep the inputs' dtype, and every matrix product the function
+    makes (``@``, ``np.matmul``, ``np.dot``) must be of an A-tile of at most
+    ``bm×bk`` by a B-tile of at most ``bk×bn``: one call ``A @ B`` on the
+    whole matrices is not a tiled product, and calling
+    ``npukit.gemm.tiled_matmul`` is refused while the check runs.
     Prints one line on success; raises ``AssertionError`` naming the input
     otherwise (this holds for every chapter-4 checker).
 
@@ -783,16 +876,86 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
         cases.append((rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((K, N)).astype(dtype), tile))
     cases.append((rng.standard_normal((3, 5)), rng.standard_normal((5, 4)), (1, 1, 1)))
 
-    def learner(A, B, tile):
-        got = fn(A, B, tile)
-        if isinstance(got, np.ndarray) and got.dtype != A.dtype:
-            raise AssertionError(f"tiled matmul: the result should keep the inputs' dtype {A.dtype}, got {got.dtype}")
+    def learner(A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
+        bm, bn, bk = tile
+        _Ch4Watched.log = []
+        got = fn(A.view(_Ch4Watched), B.view(_Ch4Watched), tile)
+        for sa, sb in _Ch4Watched.log:
+            if len(sa) == 2 and len(sb) == 2 and (sa[0] > bm or sa[1] > bk or sb[1] > bn):
+                raise AssertionError(
+                    f"tiled matmul: with tile (bm, bn, bk) = {tile} every product must be of an A-tile of at "
+                    f"most {bm}×{bk} by a B-tile of at most {bk}×{bn}, but your function multiplied a {sa} by "
+                    f"a {sb} array (A is {A.shape}, B is {B.shape}). Multiply one tile at a time."
+                )
+        if isinstance(got, np.ndarray):
+            got = np.asarray(got)
+            if got.dtype != A.dtype:
+                raise AssertionError(f"tiled matmul: the result should keep the inputs' dtype {A.dtype}, got {got.dtype}")
+            if got.shape == (A.shape[0], B.shape[1]):
+                want = A @ B
+                bad = np.argwhere(~np.isclose(got, want, rtol=1e-4, atol=1e-5))
+                if len(bad):
+                    i, j = (int(v) for v in bad[0])
+                    (M, K), N = A.shape, B.shape[1]
+                    hints = []
+                    if i >= M // bm * bm:
+                        hints.append(f"row {i} is in the last, ragged row-tile (rows {M // bm * bm}–{M - 1}; bm = {bm})")
+                    if j >= N // bn * bn:
+                        hints.append(f"column {j} is in the last, ragged column-tile (columns {N // bn * bn}–{N - 1}; bn = {bn})")
+                    hint = "; ".join(hints) or f"check the sum over k (K = {K}, bk = {bk})"
+                    raise AssertionError(
+                        f"tiled matmul: wrong answer for A of shape {A.shape}, B of shape {B.shape}, tile {tile}: "
+                        f"C[{i}, {j}] is {got[i, j]:.4g}, expected {want[i, j]:.4g}. Hint: {hint}."
+                    )
         return got
 
-    def reference(A, B, tile):
+    def reference(A: np.ndarray, B: np.ndarray, tile: tuple) -> np.ndarray:
         return np.matmul(A, B)
 
-    check("tiled matmul", learner, cases, reference, rtol=1e-4, atol=1e-5)
+    _ch4_without("tiled_matmul", lambda: check("tiled matmul", learner, cases, reference, rtol=1e-4, atol=1e-5))
+
+
+def _ch4_walk(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> dict[str, int]:
+    """Bytes each operand moves in a tiled GEMM, by walking its loop nest step by step.
+
+    The model of chapter 4: one buffer slot per operand; a tile needed by two
+    consecutive steps stays, any other is loaded; a C-tile is written out when
+    it leaves the buffer (and at the end) and read back only if it was written
+    before. Edge tiles move only their real bytes. Returns the bytes of A and
+    B read, of C read back and of C written.
+    """
+    size = {"m": M, "n": N, "k": K}
+    step = dict(zip("mnk", tile))
+
+    def nbytes(r: str, c: str, at: dict) -> int:  # the real bytes of the tile at (at[r], at[c])
+        return min(step[r], size[r] - at[r]) * min(step[c], size[c] - at[c]) * itemsize
+
+    held: dict[str, Any] = {"A": None, "B": None, "C": None}
+    moved = {"A": 0, "B": 0, "C read back": 0, "C written": 0}
+    in_dram: set = set()
+    loops = [range(0, size[d], step[d]) for d in order]
+    for x, y, z in ((x, y, z) for x in loops[0] for y in loops[1] for z in loops[2]):
+        at = dict(zip(order, (x, y, z)))
+        for name, (r, c) in (("A", "mk"), ("B", "kn")):
+            if held[name] != (at[r], at[c]):
+                held[name] = (at[r], at[c])
+                moved[name] += nbytes(r, c, at)
+        if held["C"] != (at["m"], at["n"]):
+            if held["C"] is not None:  # evict: write the partial sums out
+                old = dict(zip("mn", held["C"]))
+                moved["C written"] += nbytes("m", "n", old)
+                in_dram.add(held["C"])
+            if (at["m"], at["n"]) in in_dram:  # coming back: read them in
+                moved["C read back"] += nbytes("m", "n", at)
+            held["C"] = (at["m"], at["n"])
+    moved["C written"] += nbytes("m", "n", dict(zip("mn", held["C"])))
+    return moved
+
+
+def _ch4_schedule_bytes(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> tuple[int, int]:
+    """(reads, writes) of a tiled GEMM, from :func:`_ch4_walk`."""
+    moved = _ch4_walk(M, N, K, tile, order, itemsize)
+    return moved["A"] + moved["B"] + moved["C read back"], moved["C written"]
 
 
 def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int], tuple[int, int]]) -> None:
@@ -802,7 +965,9 @@ def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int], tuple[
     and tiles that cover a whole dimension included), every loop order and
     itemsizes 1, 2 and 4. Reference: a step-by-step walk of the loop nest
     that loads a tile whenever the previous step did not hold it (the model
-    of chapter 4; the same itemsize for A, B and C).
+    of chapter 4; the same itemsize for A, B and C). A wrong answer is
+    reported with the expected bytes of each operand. Calling
+    ``npukit.gemm.traffic`` is refused while the check runs.
 
     Examples
     --------
@@ -821,41 +986,67 @@ def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int], tuple[
         tile = tuple(int(v) for v in rng.integers(1, 27, size=3))
         cases.append((M, N, K, tile, orders[k % 6], int(rng.choice([1, 2, 4]))))
 
-    def learner(*case):
+    def learner(*case: Any) -> Any:
         got = fn(*case)
-        return tuple(int(v) for v in got) if isinstance(got, (tuple, list)) else got
+        got = tuple(int(v) for v in got) if isinstance(got, (tuple, list)) else got
+        want = _ch4_schedule_bytes(*case)
+        if got != want:
+            moved = _ch4_walk(*case)
+            M, N, K, tile, order, itemsize = case
+            raise AssertionError(
+                f"schedule traffic: wrong answer for M={M}, N={N}, K={K}, tile={tile}, order={order!r}, "
+                f"itemsize={itemsize}.\n  expected: {want} = (A {moved['A']} + B {moved['B']} + C read back "
+                f"{moved['C read back']}, C written {moved['C written']})\n  got:      {got}\n"
+                "  Things to check: edge tiles move only their real elements; a loop that runs once (tile >= size) "
+                "evicts nothing; C is written every time it leaves the buffer, including at the end, and read "
+                "back every time it returns."
+            )
+        return got
 
-    check("schedule traffic", learner, cases, _ch4_schedule_bytes)
+    _ch4_without("traffic", lambda: check("schedule traffic", learner, cases, _ch4_schedule_bytes))
+
+
+def _ch4_needs(M: int, N: int, K: int, tile: tuple, itemsize: int) -> int:
+    """Buffer bytes for one A-, B- and C-tile, each clipped to the matrix."""
+    bm, bn, bk = min(tile[0], M), min(tile[1], N), min(tile[2], K)
+    return (bm * bk + bk * bn + bm * bn) * itemsize
 
 
 class _Ch4Optimal:
     """The answer to "best tile": every tile that fits and moves the fewest bytes."""
 
     def __init__(self, M: int, N: int, K: int, buffer_bytes: int, itemsize: int) -> None:
-        self.dims, self.buffer_bytes = (M, N, K), buffer_bytes
-        scored = {}
+        self.case = (M, N, K, buffer_bytes, itemsize)
+        self.scored = {}
         for tile in ((a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)):
-            if _ch4_fits(M, N, K, tile, buffer_bytes, itemsize):
-                scored[tile] = sum(_ch4_schedule_bytes(M, N, K, tile, "mnk", itemsize))
-        self.best = min(scored.values())
-        self.tiles = {t for t, v in scored.items() if v == self.best}
+            if _ch4_needs(M, N, K, tile, itemsize) <= buffer_bytes:
+                self.scored[tile] = sum(_ch4_schedule_bytes(M, N, K, tile, "mnk", itemsize))
+        self.best = min(self.scored.values())
 
-    def accepts(self, got: Any) -> bool:
+    def judge(self, got: Any) -> bool:
+        """True if ``got`` is a best tile; otherwise raise saying what is wrong with it."""
+        M, N, K, buffer_bytes, itemsize = self.case
+        where = f"best tile: wrong answer for M={M}, N={N}, K={K}, buffer_bytes={buffer_bytes}, itemsize={itemsize}"
+        example = min(t for t, v in self.scored.items() if v == self.best)
         try:
             tile = tuple(int(v) for v in got)
         except (TypeError, ValueError):
-            return False
+            raise AssertionError(f"{where}: expected a tile (bm, bn, bk) of three integers, got {got!r}") from None
         if len(tile) != 3 or min(tile) < 1:
-            return False
-        clipped = tuple(min(t, d) for t, d in zip(tile, self.dims))  # a tile larger than the matrix is the matrix
-        return clipped in self.tiles
-
-    def __repr__(self) -> str:
-        example = min(self.tiles)
-        return (
-            f"a tile that fits {self.buffer_bytes} B and moves {self.best} B, the fewest "
-            f"({len(self.tiles)} such tiles, e.g. {example})"
-        )
+            raise AssertionError(f"{where}: expected a tile (bm, bn, bk) of three positive integers, got {got!r}")
+        clipped = tuple(min(t, d) for t, d in zip(tile, (M, N, K)))  # a tile larger than the matrix is the matrix
+        need = _ch4_needs(M, N, K, tile, itemsize)
+        if need > buffer_bytes:
+            raise AssertionError(
+                f"{where}: your tile {tile} needs {need} bytes for one A-, B- and C-tile, more than the buffer "
+                f"(a best tile is {example}, moving {self.best} bytes)"
+            )
+        if self.scored[clipped] != self.best:
+            raise AssertionError(
+                f"{where}: your tile {tile} fits but moves {self.scored[clipped]} bytes; the fewest possible is "
+                f"{self.best} bytes, e.g. with tile {example}"
+            )
+        return True
 
 
 def check_best_tile(fn: Callable[[int, int, int, int, int], tuple[int, int, int]]) -> None:
@@ -866,7 +1057,8 @@ def check_best_tile(fn: Callable[[int, int, int, int, int], tuple[int, int, int]
     (one A-, B- and C-tile of ``itemsize``-byte elements, each tile clipped
     to the matrix) and move as few bytes as the best of an exhaustive search
     over every tile, with the traffic counted by walking the loop nest. Any
-    of several equally good tiles is accepted.
+    of several equally good tiles is accepted. Calling
+    ``npukit.gemm.best_tile`` is refused while the check runs.
 
     Examples
     --------
@@ -881,7 +1073,7 @@ def check_best_tile(fn: Callable[[int, int, int, int, int], tuple[int, int, int]
         itemsize = int(rng.choice([1, 4]))
         whole = (M * K + K * N + M * N) * itemsize
         cases.append((M, N, K, int(rng.integers(3 * itemsize, whole + 1)), itemsize))
-    check("best tile", fn, cases, _Ch4Optimal, compare=lambda got, want: want.accepts(got))
+    _ch4_without("best_tile", lambda: check("best tile", fn, cases, _Ch4Optimal, compare=lambda got, want: want.judge(got)))
 
 
 # ---- Student edition ---------------------------------------------------------

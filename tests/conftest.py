@@ -1,0 +1,20 @@
+"""Hypothesis defaults for the course's property tests.
+
+No deadlines and no "too slow" health check: the tests run on shared 2-core
+machines where timing says nothing about correctness. Under CI (``CI`` set)
+the examples are derandomized, so a CI run is reproducible; locally each run
+explores new examples.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "course",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=bool(os.environ.get("CI")),
+    print_blob=True,
+)
+settings.load_profile("course")
