@@ -33,7 +33,14 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 # ---- the book ---------------------------------------------------------------
-book: $(STAMP)
+# jupyter-cache keys a page on its own code only: when npukit changes, every
+# page must run again, so the execution cache is dropped.
+CACHE_STAMP := _build/.npukit-cache-stamp
+$(CACHE_STAMP): $(wildcard npukit/*.py npukit/data/*)
+	rm -rf _build/.jupyter_cache
+	@mkdir -p _build && touch $(CACHE_STAMP)
+
+book: $(STAMP) $(CACHE_STAMP)
 	$(JB) clean . >/dev/null
 	$(JB) build . -W -n --keep-going
 	@echo

@@ -990,7 +990,7 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> An
         s = f"{r.gflops:.3g} GFLOP/s"
         if peak_gflops:
             frac = r.gflops / peak_gflops
-            s += f" · {frac:.0%} of peak" if frac >= 0.01 else f" · {frac:.1e} of peak"
+            s += f"<br>{frac:.0%} of peak" if frac >= 0.01 else f"<br>{frac:.1e} of peak"
         return s
 
     names = [f"{r.name}<br>(n = {r.n})" for r in rungs]
@@ -999,7 +999,9 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> An
             x=names,
             y=[r.gflops for r in rungs],
             text=[label(r) for r in rungs],
-            textposition="outside",
+            textposition="auto",  # inside tall bars (clear of the peak line), above short ones
+            textangle=0,
+            textfont=dict(size=12),
             marker_color=[viz.PALETTE[i % len(viz.PALETTE)] for i in range(len(rungs))],
             hovertemplate="%{x}<br>%{text}<extra></extra>",
         )

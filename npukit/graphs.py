@@ -1591,11 +1591,13 @@ def lifetime_figure(plan: MemoryPlan, *, title: str | None = None) -> Any:
     vis_greedy = [True] * n + [False] * n + [True, False]
     vis_naive = [False] * n + [True] * n + [False, True]
     fig.update_layout(updatemenus=[dict(
-        type="buttons", direction="right", x=1.0, xanchor="right", y=1.02, yanchor="bottom",
+        type="buttons", direction="right", x=0.0, xanchor="left", y=1.0, yanchor="bottom", pad=dict(b=8),
         buttons=[dict(label="greedy reuse", method="update", args=[{"visible": vis_greedy}]),
                  dict(label="one buffer per tensor", method="update", args=[{"visible": vis_naive}])],
     )])
     fig.update_xaxes(title="node (execution order)", range=[-0.6, len(plan.order) - 0.4])
     fig.update_yaxes(title=f"arena offset ({unit})", rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", y=-0.2))
-    return viz.style(fig, height=460, title=title)
+    viz.style(fig, height=500, title=title)
+    # the title sits above the buttons, the buttons above the plot
+    return fig.update_layout(margin=dict(t=110), title=dict(y=0.97, yref="container", yanchor="top"))
