@@ -973,7 +973,7 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> An
     --------
     >>> fig = ladder_figure([Rung("numpy.matmul", 64, 1e-4, 5.2, 0.0, True)], peak_gflops=10.0)
     >>> fig.data[0].text[0]
-    '5.2 GFLOP/s · 52% of peak'
+    '5.2 GFLOP/s<br>52% of peak'
     """
     import plotly.graph_objects as go
 
