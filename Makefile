@@ -97,7 +97,7 @@ $(LABSTAMP): $(STAMP)
 	@touch $(LABSTAMP)
 
 lab: $(LABSTAMP)
-	$(BIN)/jupyter lab labs
+	$(BIN)/jupyter lab labs $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 student: $(STAMP)
 	$(PY) -m npukit.teach student labs -o student
