@@ -1,10 +1,17 @@
-"""Run the MyST Markdown chapters under pytest, cell by cell.
+"""Run the MyST Markdown chapters under pytest, cell by cell; tune nbval for the labs.
 
 nbval collects only ``.ipynb`` files. With ``--myst``, this hook converts each
 ``chapters/*.md`` page that has jupytext front matter into a notebook in memory
 (jupytext) and hands it to nbval's collector. Chapters store no outputs, so
 outputs are not compared: a cell fails when it raises, and ``assert``
 statements in cells are the chapter's tests.
+
+For the labs, nbval compares every stored output except plotly's JSON
+figures: that JSON embeds plotly's theme, which changes between plotly
+releases, so comparing it would fail on a new plotly with no change to the
+course. Figures are still executed (a cell that fails to draw one fails), are
+tested in ``tests/``, and are checked drawn in a browser by
+``tests/browser_check.py``.
 """
 
 from __future__ import annotations
@@ -31,10 +38,21 @@ def pytest_collect_file(file_path, parent):
     return None
 
 
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+
 try:
     from nbval.plugin import IPyNbCell, IPyNbFile, find_comment_markers, find_metadata_tags
 except ImportError:  # nbval not installed: nothing to collect
     IPyNbFile = None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if IPyNbFile is None:
+        return
+    for item in items:
+        nb = item.parent
+        if isinstance(nb, IPyNbFile) and PLOTLY_MIME not in nb.skip_compare:
+            nb.skip_compare = nb.skip_compare + (PLOTLY_MIME,)
 
 if IPyNbFile is not None:
 
