@@ -1114,8 +1114,9 @@ def strip_solutions(source: str) -> str:
 def make_student_notebook(nb: dict) -> dict:
     """Return a student copy of a notebook (nbformat JSON as a dict).
 
-    Cells tagged ``solution`` lose their solutions; every code cell loses its
-    outputs and execution count; notebook-level widget state is removed.
+    Cells tagged ``solution`` lose their solutions (and the ``hide-input`` tag
+    that collapses them in the book); every code cell loses its outputs and
+    execution count; notebook-level widget state is removed.
 
     Raises
     ------
@@ -1133,6 +1134,8 @@ def make_student_notebook(nb: dict) -> dict:
             if BEGIN not in src:
                 raise ValueError(f"cell {i} is tagged 'solution' but has no '{BEGIN}' marker")
             src = strip_solutions(src)
+            # the book collapses solutions ("hide-input"); the learner's cell stays open
+            cell["metadata"]["tags"] = [t for t in tags if t != "hide-input"]
         elif BEGIN in src or END in src:
             raise ValueError(f"cell {i} has solution markers but is not tagged 'solution'")
         cell["source"] = src

@@ -72,12 +72,13 @@ def _code(src, tags=(), outputs=()):
 
 def test_make_student_notebook_clears_and_strips():
     nb = _nb([
-        _code("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n", ["solution"], [{"output_type": "stream", "name": "stdout", "text": "x"}]),
+        _code("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n", ["solution", "hide-input"], [{"output_type": "stream", "name": "stdout", "text": "x"}]),
         _code("check(f)", ["check"], [{"output_type": "stream", "name": "stdout", "text": "ok"}]),
     ])
     st = teach.make_student_notebook(nb)
     assert "widgets" not in st["metadata"]
     assert st["cells"][0]["source"] == "def f():\n    raise NotImplementedError()\n"
+    assert st["cells"][0]["metadata"]["tags"] == ["solution"]
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in st["cells"])
     assert nb["cells"][0]["outputs"], "the input notebook must not be modified"
 
