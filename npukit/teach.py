@@ -586,7 +586,7 @@ def _ch3_macs_by_loops(x_shape: tuple, w_shape: tuple, stride: int, pad: int, di
     return macs
 
 
-def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> int:
+def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> None:
     """Check ``fn(x_shape, w_shape, stride, pad, dilation, group) -> MACs`` of a 2-D Conv.
 
     ONNX Conv semantics: ``x_shape = (N, C_in, H, W)``, ``w_shape = (C_out,
@@ -602,7 +602,6 @@ def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> in
     --------
     >>> check_conv_macs(_ch3_macs_by_loops)
     ✓ conv MACs: 40 fresh cases agree with the reference.
-    40
     """
     rng = _rng(3101)
     cases = []
@@ -629,10 +628,10 @@ def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> in
             got = int(got)
         return got
 
-    return check("conv MACs", learner, cases, _ch3_macs_by_loops)
+    check("conv MACs", learner, cases, _ch3_macs_by_loops)
 
 
-def check_attainable(fn: Callable[[float, float, float, float], float]) -> int:
+def check_attainable(fn: Callable[[float, float, float, float], float]) -> None:
     """Check ``fn(flops, nbytes, peak, bandwidth) -> attainable FLOP/s`` (the roofline).
 
     A kernel of ``flops`` FLOPs that moves ``nbytes`` bytes, on a machine of
@@ -646,7 +645,6 @@ def check_attainable(fn: Callable[[float, float, float, float], float]) -> int:
     --------
     >>> check_attainable(lambda f, b, p, bw: min(p, bw * f / b))
     ✓ attainable: 40 fresh cases agree with the reference.
-    40
     """
     rng = _rng(3102)
     cases = []
@@ -659,7 +657,7 @@ def check_attainable(fn: Callable[[float, float, float, float], float]) -> int:
         return flops / max(flops / peak, nbytes / bandwidth)
 
     try:
-        return check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
+        check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
     except AssertionError as exc:  # say which side of the ridge the failing kernel is on
         for flops, nbytes, peak, bandwidth in cases:
             if f"({flops!r}, {nbytes!r}, {peak!r}, {bandwidth!r})" in str(exc):
@@ -681,7 +679,7 @@ def _ch3_conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group):
     return bn.run(None, {"c": c, "g": gamma, "B": beta, "m": mean, "v": var})[0]
 
 
-def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
+def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
     """Check ``fn(W, b, gamma, beta, mean, var, eps) -> (W_folded, b_folded)``.
 
     ``W`` is a float32 Conv weight ``(C_out, C_in / group, k, k)`` and ``b``
@@ -701,7 +699,6 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
     ...     return W * s[:, None, None, None], (b - mean) * s + beta
     >>> check_fold_bn(fold)
     ✓ fold BN: 12 fresh cases agree with the reference.
-    12
     """
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
@@ -752,7 +749,6 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> int:
             )
         n += 1
     print(f"✓ fold BN: {n} fresh cases agree with the reference.")
-    return n
 
 
 def _ch3_peak_by_sweep(tensors) -> int:
@@ -765,7 +761,7 @@ def _ch3_peak_by_sweep(tensors) -> int:
     return peak
 
 
-def check_live_peak(fn: Callable[[list], int]) -> int:
+def check_live_peak(fn: Callable[[list], int]) -> None:
     """Check ``fn(tensors) -> peak bytes`` for a list of ``(size, first, last)`` lifetimes.
 
     A tensor is live at every step from ``first`` (the node that writes it)
@@ -780,7 +776,6 @@ def check_live_peak(fn: Callable[[list], int]) -> int:
     --------
     >>> check_live_peak(_ch3_peak_by_sweep)
     ✓ live peak: 30 fresh cases agree with the reference.
-    30
     """
     rng = _rng(3104)
     cases = [([],), ([(64, 3, 3)],), ([(100, 0, 1), (50, 1, 2), (80, 2, 3)],)]
@@ -790,7 +785,7 @@ def check_live_peak(fn: Callable[[list], int]) -> int:
             first = int(rng.integers(0, 30))
             tensors.append((int(rng.integers(1, 5000)), first, first + int(rng.integers(0, 8))))
         cases.append((tensors,))
-    return check("live peak", fn, cases, _ch3_peak_by_sweep)
+    check("live peak", fn, cases, _ch3_peak_by_sweep)
 
 
 # ---- Chapter 4: GEMM and tiling ----------------------------------------------
