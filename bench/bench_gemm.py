@@ -64,7 +64,7 @@ def main(n: int = 1024, repeat: int = 9) -> int:
     print(f"GEMM ladder on {viz.machine_summary()}")
     print(f"BLAS: {blas.get('name')} {blas.get('version')}; " + ", ".join(f"{k}={v}" for k, v in env.items()))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = viz.cores()
     if load > cores:
         print(f"warning: load average {load:.1f} on {cores} cores; other work competes with BLAS's threads "
               "and the ratios below are unreliable. Re-run on a quiet machine.")

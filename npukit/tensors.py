@@ -127,10 +127,9 @@ class TensorInfo:
         )
 
     def _repr_html_(self) -> str:
-        from html import escape
+        from . import viz
 
-        body = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in self._rows())
-        return f'<table class="npukit-table">{body}</table>'
+        return viz.table(self._rows(), ["field", "value"]).data
 
 
 def root_buffer(a: np.ndarray) -> Any:

@@ -154,6 +154,19 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+def cores() -> int:
+    """The number of CPU cores this process may run on.
+
+    Examples
+    --------
+    >>> cores() >= 1
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine_summary() -> str:
     """One line naming the machine that made a measurement.
 
@@ -168,9 +181,8 @@ def machine_summary() -> str:
     """
     import numpy as np
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return (
-        f"{cpu_name()} · {cores} cores · Python {platform.python_version()} · "
+        f"{cpu_name()} · {cores()} cores · Python {platform.python_version()} · "
         f"NumPy {np.__version__} · {_dt.date.today().isoformat()}"
     )
 
