@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from npukit import gemm, viz  # noqa: E402
+from npukit import gemm, measure  # noqa: E402
 
 GOAL = 0.7
 GOOD_TILE = (256, 1024, 1024)
@@ -61,10 +61,10 @@ def paired(fn: Callable[[], Any], ref: Callable[[], Any], repeat: int, warmup: i
 def main(n: int = 1024, repeat: int = 9) -> int:
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     env = {k: os.environ.get(k, "unset") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS")}
-    print(f"GEMM ladder on {viz.machine_summary()}")
+    print(f"GEMM ladder on {measure.machine_summary()}")
     print(f"BLAS: {blas.get('name')} {blas.get('version')}; " + ", ".join(f"{k}={v}" for k, v in env.items()))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    cores = viz.cores()
+    cores = measure.cores()
     if load > cores:
         print(f"warning: load average {load:.1f} on {cores} cores; other work competes with BLAS's threads "
               "and the ratios below are unreliable. Re-run on a quiet machine.")

@@ -35,9 +35,9 @@ def cases() -> list[tuple[str, tuple[int, ...], str, str]]:
 def main() -> int:
     """Measure and print the table; return 0 (this benchmark has no pass/fail goal)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from npukit import layouts, viz
+    from npukit import layouts, measure
 
-    print(f"layout conversion vs copy on {viz.machine_summary()}")
+    print(f"layout conversion vs copy on {measure.machine_summary()}")
     header = f"{'tensor':<32} {'shape':<16} {'conversion':<16} {'bytes':>10} {'copy GB/s':>10} {'conv GB/s':>10} {'conv/copy time':>15}"
     print(header)
     print("-" * len(header))

@@ -31,9 +31,9 @@ def import_time(repeat: int = 5) -> float:
 
 def main() -> int:
     sys.path.insert(0, str(HERE.parent))
-    from npukit import viz
+    from npukit import measure
 
-    print(f"make bench on {viz.machine_summary()}\n")
+    print(f"make bench on {measure.machine_summary()}\n")
     t = import_time()
     print(f"import npukit: {t * 1000:.0f} ms above a bare interpreter (budget 500 ms) -> {'OK' if t <= 0.5 else 'OVER BUDGET'}\n")
     failed = t > 0.5

@@ -1,18 +1,25 @@
 """npukit — the helper package of the course *Tensors on Silicon*.
 
-One small module per chapter (see the chapter map in the introduction):
+One small module per chapter holds what the chapter teaches and measures; its
+figures live in :mod:`npukit.figures` and its lab's checkers in
+:mod:`npukit.teach`, each in a file named like the chapter.
 
-========== ==========================================================
-module     chapter
-========== ==========================================================
-models     0. Meet CameraNet, the running example
-tensors    1. Tensors are memory
-layouts    2. Layouts
-graphs     3. Graphs and the roofline
-gemm       4. GEMM and tiling
-viz        the book's single plotly look, timing and machine reports
-teach      lab exercise checkers and the student-edition generator
-========== ==========================================================
+================ ==========================================================
+module           holds
+================ ==========================================================
+data             0. CameraNet's procedurally drawn images
+models           0. CameraNet, the running example, and its ONNX export
+train            0. training and scoring CameraNet
+tensors          1. Tensors are memory
+layouts          2. Layouts
+graphs           3. Graphs and the roofline
+gemm             4. GEMM and tiling
+figures          every chapter's figures (``figures.tensors`` …)
+teach            the labs' checkers and the student edition (``teach.tensors`` …)
+tally            the "numbers so far" table every chapter adds rows to
+viz              the book's single plotly look and HTML tables
+measure          timing, machine and OpenVINO device reports
+================ ==========================================================
 
 Submodules are imported on first use, so ``import npukit`` stays fast and
 works without OpenVINO, ONNX or plotly being imported.
@@ -25,9 +32,15 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("models", "tensors", "layouts", "graphs", "gemm", "viz", "teach")
+#: Chapter number → the module whose ``numbers(ctx)`` gives that chapter's rows
+#: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
+#: registers its module here.
+CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "graphs", 4: "gemm"}
 
-__all__ = list(_SUBMODULES) + ["__version__"]
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "gemm",
+               "figures", "teach", "tally", "viz", "measure")
+
+__all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -73,3 +73,46 @@ def finite(x: np.ndarray, name: str) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be finite; it contains NaN or infinity")
     return x
+
+
+def sequence(x: Any, name: str, *, length: int | None = None, min_length: int = 0) -> tuple:
+    """Return ``x`` as a tuple if it is a list or tuple of the expected length.
+
+    Strings and arrays are refused: a string is a sequence of characters, and
+    an array argument is checked by :func:`as_array`.
+    """
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple, got {type(x).__name__}")
+    if length is not None and len(x) != length:
+        raise ValueError(f"{name} must have {length} items, got {len(x)}")
+    if len(x) < min_length:
+        raise ValueError(f"{name} must have at least {min_length} item{'s' * (min_length != 1)}, got {len(x)}")
+    return tuple(x)
+
+
+def positive(x: Any, name: str) -> float:
+    """Return ``x`` as ``float`` if it is a finite real number > 0."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    x = float(x)
+    if not (x > 0 and x < float("inf")):
+        raise ValueError(f"{name} must be a finite number > 0, got {x}")
+    return x
+
+
+def labels(x: Any, name: str, *, classes: int, n: int | None = None) -> np.ndarray:
+    """Return ``x`` if it is a 1-D integer array of class indices in [0, classes).
+
+    A negative label would silently index from the end (class -1 is the last
+    class) and a label past the end would silently count as wrong, so both are
+    refused here, in the one place every label enters.
+    """
+    x = as_array(x, name)
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a 1-D integer array, got {x.dtype} of shape {x.shape}")
+    if n is not None and len(x) != n:
+        raise ValueError(f"{name} must have {n} entries (one per image), got {len(x)}")
+    if x.size and (x.min() < 0 or x.max() >= classes):
+        bad = x[(x < 0) | (x >= classes)][0]
+        raise ValueError(f"{name} must be class indices in [0, {classes}), got {int(bad)}")
+    return x

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from npukit import figures
 from npukit import graphs
 
 OPSET = [helper.make_opsetid("", 17)]
@@ -450,21 +451,22 @@ def test_measure_machine_reports_positive_numbers_and_how():
 def test_figures_build():
     m = graphs.example_chain(blocks=2, channels=4, size=6)
     spec = graphs.MachineSpec(1e11, 1e10, "toy", "assumed", "assumed")
-    fig = graphs.roofline_figure(spec, graphs.op_counts(m), extra=[{"name": "GEMM", "intensity": 100.0}])
+    fig = figures.graphs.roofline_figure(spec, graphs.op_counts(m), extra=[{"name": "GEMM", "intensity": 100.0}])
     roof = fig.data[0]
     assert max(roof.y) == pytest.approx(100.0) and fig.layout.yaxis.type == "log"
-    g = graphs.graph_figure(m, title="chain")
+    g = figures.graphs.graph_figure(m, title="chain")
     assert {"Conv", "BatchNormalization", "Relu", "Add", "input", "output"} <= {t.name for t in g.data if t.name}
     plan = graphs.plan_memory(m)
-    lf = graphs.lifetime_figure(plan)
+    lf = figures.graphs.lifetime_figure(plan)
     assert len(lf.data) == 2 * len(plan.buffers) + 2
 
 
 def test_numbers_records():
-    rows = graphs.numbers(graphs.example_chain(blocks=1, channels=4, size=8),
-                          graphs.MachineSpec(1e11, 1e10, "toy", "a", "b"))
-    assert all(r["chapter"] == 3 and {"quantity", "value", "how"} <= set(r) for r in rows)
-    assert "toy" in rows[-1]["how"]
+    from npukit import tally
+
+    rows = graphs.numbers(tally.Context(machine=graphs.MachineSpec(1e11, 1e10, "toy", "a", "b")))
+    assert all(isinstance(r, tally.Row) and r.chapter == 3 for r in rows)
+    assert "toy" in rows[-1].how and rows[-1].value == "100 GFLOP/s, 10.0 GB/s"
 
 
 # ---- error paths ---------------------------------------------------------------------------
@@ -472,7 +474,7 @@ def test_numbers_records():
 
 @pytest.mark.parametrize("fn", [graphs.op_counts, graphs.fold_batchnorm, graphs.fuse_conv_add_relu,
                                 graphs.plan_memory, graphs.topological_order, graphs.tensor_shapes,
-                                graphs.graph_figure])
+                                figures.graphs.graph_figure])
 def test_not_a_model_is_a_type_error(fn):
     with pytest.raises(TypeError, match="model must be an onnx.ModelProto"):
         fn("model.onnx")
@@ -511,19 +513,21 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="repeat must be >= 1"):
         graphs.measure_machine(repeat=0)
     with pytest.raises(TypeError, match="machine must be a MachineSpec"):
-        graphs.roofline_figure("fast")
+        figures.graphs.roofline_figure("fast")
     with pytest.raises(TypeError, match=r"counts\[0\] must be an OpCount"):
-        graphs.roofline_figure(graphs.MachineSpec(1, 1, "a", "b", "c"), [{"flops": 1}])
+        figures.graphs.roofline_figure(graphs.MachineSpec(1, 1, "a", "b", "c"), [{"flops": 1}])
     with pytest.raises(ValueError, match=r"extra\[0\] must be a dict"):
-        graphs.roofline_figure(graphs.MachineSpec(1, 1, "a", "b", "c"), extra=[{"name": "x", "intensity": 0}])
+        figures.graphs.roofline_figure(graphs.MachineSpec(1, 1, "a", "b", "c"), extra=[{"name": "x", "intensity": 0}])
     with pytest.raises(TypeError, match="plan must be a MemoryPlan"):
-        graphs.lifetime_figure(m)
+        figures.graphs.lifetime_figure(m)
     with pytest.raises(ValueError, match=r"intervals\[0\]"):
         graphs.live_peak([(10, 3, 1)])
     with pytest.raises(TypeError, match="inputs must be a dict"):
         graphs.run_reference(m, [np.zeros((1, 3, 4, 4), np.float32)])
+    from npukit import tally
+
     with pytest.raises(TypeError, match="machine must be a MachineSpec"):
-        graphs.numbers(m, machine="fast")
+        tally.Context(machine="fast")
     with pytest.raises(TypeError, match=r"counts\[0\] must be an OpCount"):
         graphs.totals([1])
     with pytest.raises(ValueError, match="blocks must be >= 0"):

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from npukit import figures
 from npukit import layouts as L
 
 LAYOUT_SETS = ["NCHW", "CHW", "NCDHW", "NC", "HW"]
@@ -309,26 +310,28 @@ def test_measure_conversion_errors(args, kwargs, exc, match):
 
 def test_numbers_and_figures():
     c = L.Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 3e-6, 1e-6, 1e-7)
-    rows = L.numbers([c])
-    assert rows[0]["chapter"] == 2 and set(rows[0]) == {"chapter", "quantity", "value", "how"}
+    from npukit import tally
+
+    rows = L.numbers(tally.Context(conversions=[c]))
+    assert rows[0].chapter == 2 and rows[0].value == "3.0 µs (3.0× a copy)"
     assert math.isclose(c.slowdown, 3.0) and math.isclose(c.copy_gbps, 2 * 12288 / 1e-6 / 1e9)
     with pytest.raises(TypeError, match=r"conversions\[0\] must be a Conversion"):
-        L.numbers([{"chapter": 2}])
-    fig = L.bandwidth_figure([c], title="t")
+        L.numbers(tally.Context(conversions=[{"chapter": 2}]))
+    fig = figures.layouts.bandwidth_figure([c], title="t")
     assert fig.layout.title.text == "t" and len(fig.data) == 2
     with pytest.raises(ValueError, match="results must hold at least one"):
-        L.bandwidth_figure([])
+        figures.layouts.bandwidth_figure([])
     with pytest.raises(TypeError, match=r"results\[0\] must be a Conversion"):
-        L.bandwidth_figure([1])
-    assert len(L.padding_figure().data) == 3
+        figures.layouts.bandwidth_figure([1])
+    assert len(figures.layouts.padding_figure().data) == 3
     with pytest.raises(ValueError, match="multiples"):
-        L.padding_figure(range(1, 4), (0,))
+        figures.layouts.padding_figure(range(1, 4), (0,))
 
 
 def test_element_order_figure_matches_the_layouts():
     """The slider's step k must mark the element whose offset is k, in every layout."""
     c, h, w, block = 5, 2, 3, 4
-    fig = L.element_order_figure(c, h, w, block, row=8)
+    fig = figures.layouts.element_order_figure(c, h, w, block, row=8)
     x = np.arange(c * h * w).reshape(1, c, h, w)
     flats = {
         "NCHW": x.ravel(),
@@ -350,9 +353,9 @@ def test_element_order_figure_matches_the_layouts():
                 # first the element's own cell (channel planes side by side), then the memory slot
                 assert len(xs) == 10 and (xs[0], ys[0]) == (cc * (w + 1) + ww - 0.5, -hh - 0.5)
     with pytest.raises(ValueError, match="at most 256"):
-        L.element_order_figure(16, 8, 8)
+        figures.layouts.element_order_figure(16, 8, 8)
     with pytest.raises(ValueError, match="channels must be >= 1"):
-        L.element_order_figure(0)
+        figures.layouts.element_order_figure(0)
 
 
 # ---- lab 2's checkers (npukit.teach): they accept right answers and reject wrong ones --------

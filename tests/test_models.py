@@ -1,4 +1,4 @@
-"""Tests of npukit.models: the shapes data, CameraNet's NumPy passes, its training and its ONNX export.
+"""Tests of npukit.train: the shapes data, CameraNet's NumPy passes, its training and its ONNX export.
 
 References are independent of the code under test: finite differences for the
 backward pass, ``onnx.reference.ReferenceEvaluator`` and OpenVINO's CPU plugin
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import models
-from npukit.models import CLASSES, CameraNet, shapes_dataset
+from npukit import data, figures, models, train
+from npukit.data import CLASSES, shapes_dataset
+from npukit.models import CameraNet
 
 N_CHECK = 32  # images compared between NumPy, ONNX reference and OpenVINO
 
@@ -34,7 +35,7 @@ def check_images() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def held_out() -> tuple[np.ndarray, np.ndarray]:
-    return shapes_dataset(2000, seed=models.HELDOUT_SEED)
+    return shapes_dataset(2000, seed=train.HELDOUT_SEED)
 
 
 # ---- the data ----------------------------------------------------------------
@@ -72,7 +73,7 @@ def test_dataset_size_and_class_subset():
 
 def test_biased_subset_is_bright_on_white():
     plain, _ = shapes_dataset(256, seed=11)
-    bright, _ = shapes_dataset(256, seed=11, **models.BRIGHT_WHITE)
+    bright, _ = shapes_dataset(256, seed=11, **data.BRIGHT_WHITE)
     corners = lambda x: x[:, :, [0, 0, -1, -1], [0, -1, 0, -1]]  # noqa: E731 - mostly background
     assert np.median(corners(bright)) >= 0.95
     assert np.median(corners(plain)) < 0.75
@@ -135,7 +136,7 @@ def test_forward_bad_input(net, bad, error, match):
 
 def test_labels_checked(net, check_images):
     with pytest.raises(ValueError, match="labels must be integers of shape"):
-        models.accuracy(net, check_images, np.zeros(3, np.int64))
+        train.accuracy(net, check_images, np.zeros(3, np.int64))
     with pytest.raises(ValueError, match="labels must be integers of shape"):
         net.loss_and_grads(check_images[:2], np.zeros(2, np.float32))
     with pytest.raises(RuntimeError, match="backward needs"):
@@ -192,47 +193,47 @@ def test_gradients_match_finite_differences():
 
 
 def test_short_training_lowers_the_loss():
-    _, losses = models.train(epochs=4, n_train=256, batch=32, seed=1)
+    _, losses = train.train(epochs=4, n_train=256, batch=32, seed=1)
     assert len(losses) == 32
     assert np.mean(losses[-4:]) < np.mean(losses[:4]) - 0.3
 
 
 def test_training_is_deterministic():
-    a, la = models.train(epochs=1, n_train=64, batch=32, seed=5)
-    b, lb = models.train(epochs=1, n_train=64, batch=32, seed=5)
+    a, la = train.train(epochs=1, n_train=64, batch=32, seed=5)
+    b, lb = train.train(epochs=1, n_train=64, batch=32, seed=5)
     assert la == lb
     assert all(np.array_equal(a.params[k], b.params[k]) for k in a.params)
 
 
 def test_training_bad_arguments():
     with pytest.raises(ValueError, match="n_train must be >= 64"):
-        models.train(n_train=10, batch=64)
+        train.train(n_train=10, batch=64)
     with pytest.raises(ValueError, match="lr must be a number in"):
-        models.train(lr=-1.0)
+        train.train(lr=-1.0)
     with pytest.raises(TypeError, match="epochs must be an integer"):
-        models.train(epochs=2.0)
+        train.train(epochs=2.0)
 
 
 def test_shipped_weights_are_small_and_documented(net):
     assert models.WEIGHTS_PATH.stat().st_size < 1_000_000
-    assert net.train_call == models.TRAIN_CALL
-    assert models.TRAIN_CALL in models.__doc__
-    assert models.HELDOUT_SEED != 100  # train()'s default data_seed
+    assert net.train_call == train.TRAIN_CALL
+    assert train.TRAIN_CALL in models.__doc__
+    assert train.HELDOUT_SEED != 100  # train()'s default data_seed
 
 
 def test_shipped_weights_accuracy(net, held_out):
-    assert models.accuracy(net, *held_out) >= 0.90
+    assert train.accuracy(net, *held_out) >= 0.90
 
 
 def test_retraining_reproduces_the_accuracy(net, held_out, tmp_path):
-    """`python -m npukit.models` (make weights) re-trains from scratch to within 2 points of the shipped accuracy."""
+    """`python -m npukit.train` (make weights) re-trains from scratch to within 2 points of the shipped accuracy."""
     out = tmp_path / "retrained.npz"
-    subprocess.run([sys.executable, "-m", "npukit.models", "--out", str(out)], check=True,
+    subprocess.run([sys.executable, "-m", "npukit.train", "--out", str(out)], check=True,
                    capture_output=True, text=True)
     retrained = CameraNet.load(out)
-    assert retrained.train_call == models.TRAIN_CALL
-    shipped = models.accuracy(net, *held_out)
-    again = models.accuracy(retrained, *held_out)
+    assert retrained.train_call == train.TRAIN_CALL
+    shipped = train.accuracy(net, *held_out)
+    again = train.accuracy(retrained, *held_out)
     assert abs(again - shipped) <= 0.02, (shipped, again)
 
 
@@ -375,18 +376,18 @@ def test_summary_agrees_with_onnx_shape_inference(net):
 
 
 def test_summary_table_and_numbers(net):
-    from npukit import viz
+    from npukit import tally
 
     html = models.summary_table(net).data
     assert all(layer.name in html for layer in net.layers)
-    rows = models.numbers(net, n=64)
-    assert {r["chapter"] for r in rows} == {0}
-    assert all(isinstance(r["value"], str) for r in rows)
-    assert "held-out accuracy" in viz.numbers_table(rows).data
+    rows = train.numbers(tally.Context(net=net))
+    assert {r.chapter for r in rows} == {0}
+    assert rows[0].value == f"{sum(r['params'] for r in models.summary(net)):,}"
+    assert "held-out accuracy" in tally.table(0, tally.Context(net=net)).data
     with pytest.raises(TypeError, match="net must be a CameraNet"):
         models.summary("CameraNet")
-    with pytest.raises(ValueError, match="n must be >= 1"):
-        models.numbers(net, n=0)
+    with pytest.raises(TypeError, match="net must be a CameraNet"):
+        tally.Context(net="CameraNet")
 
 
 def test_figure_samples():
@@ -394,17 +395,17 @@ def test_figure_samples():
 
     images, labels = shapes_dataset(12, seed=0)
     wrong = (labels + 1) % len(CLASSES)
-    fig = models.figure_samples(images, labels, predictions=wrong, cols=6)
+    fig = figures.cameranet.samples_figure(images, labels, predictions=wrong, cols=6)
     assert isinstance(fig, go.Figure) and fig.data[0].source.startswith("data:image/png;base64,")
     assert len(fig.layout.annotations) == 12 and "→" in fig.layout.annotations[0].text
     with pytest.raises(ValueError, match="images must have shape"):
-        models.figure_samples(images[0], labels)
+        figures.cameranet.samples_figure(images[0], labels)
     with pytest.raises(ValueError, match="labels must have shape"):
-        models.figure_samples(images, labels[:3])
+        figures.cameranet.samples_figure(images, labels[:3])
     with pytest.raises(ValueError, match="predictions must have shape"):
-        models.figure_samples(images, labels, predictions=labels[:2])
+        figures.cameranet.samples_figure(images, labels, predictions=labels[:2])
     with pytest.raises(TypeError, match="images must be a numpy.ndarray"):
-        models.figure_samples(images.tolist(), labels)
+        figures.cameranet.samples_figure(images.tolist(), labels)
 
 
 def test_import_is_light():
@@ -419,16 +420,16 @@ def test_confusion_matrix_counts_pairs(net):
     expected = np.zeros((len(CLASSES), len(CLASSES)), np.int64)
     for t, p in zip(labels, predicted):  # brute force
         expected[t, p] += 1
-    assert np.array_equal(models.confusion_matrix(net, images, labels), expected)
+    assert np.array_equal(train.confusion_matrix(net, images, labels), expected)
     with pytest.raises(ValueError, match="labels must be integers"):
-        models.confusion_matrix(net, images, labels[:5])
+        train.confusion_matrix(net, images, labels[:5])
 
 
 def test_confusion_and_cost_figures(net):
-    fig = models.figure_confusion(np.eye(len(CLASSES), dtype=np.int64))
+    fig = figures.cameranet.confusion_figure(np.eye(len(CLASSES), dtype=np.int64))
     assert fig.data[0].type == "heatmap"
     with pytest.raises(ValueError, match="matrix must have shape"):
-        models.figure_confusion(np.eye(3))
-    cost = models.figure_cost(net)
+        figures.cameranet.confusion_figure(np.eye(3))
+    cost = figures.cameranet.cost_figure(net)
     assert list(cost.data[0].x) == [r["layer"] for r in models.summary(net) if r["macs"] > 0]
     assert abs(sum(cost.data[0].y) - 1) < 1e-9 and abs(sum(cost.data[1].y) - 1) < 1e-9

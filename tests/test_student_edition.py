@@ -31,9 +31,9 @@ def _tagged(nb: dict, tag: str) -> list[int]:
 def _solution_lines(src: str) -> set[str]:
     inside, lines = False, set()
     for line in src.splitlines():
-        if teach.BEGIN in line:
+        if teach.student.BEGIN in line:
             inside = True
-        elif teach.END in line:
+        elif teach.student.END in line:
             inside = False
         elif inside and line.strip():
             lines.add(line.strip())
@@ -43,9 +43,9 @@ def _solution_lines(src: str) -> set[str]:
 def _outside_lines(src: str) -> set[str]:
     inside, lines = False, set()
     for line in src.splitlines():
-        if teach.BEGIN in line:
+        if teach.student.BEGIN in line:
             inside = True
-        elif teach.END in line:
+        elif teach.student.END in line:
             inside = False
         elif not inside and line.strip():
             lines.add(line.strip())
@@ -83,7 +83,7 @@ def test_student_edition_has_no_solutions_and_fails_each_check(lab, tmp_path):
     assert "widgets" not in student.get("metadata", {})
     for i in _tagged(original, "solution"):
         orig, stud = _src(original["cells"][i]), _src(student["cells"][i])
-        assert teach.BEGIN not in stud and teach.END not in stud
+        assert teach.student.BEGIN not in stud and teach.student.END not in stud
         assert "raise NotImplementedError()" in stud
         leaked = (_solution_lines(orig) - _outside_lines(orig)) & {l.strip() for l in stud.splitlines()}
         assert not leaked, f"{lab.name} cell {i}: solution lines leaked: {sorted(leaked)}"
@@ -91,7 +91,7 @@ def test_student_edition_has_no_solutions_and_fails_each_check(lab, tmp_path):
         if c["cell_type"] == "code":
             assert c["outputs"] == [] and c["execution_count"] is None
     text = json.dumps(student)
-    assert teach.BEGIN not in text and teach.END not in text
+    assert teach.student.BEGIN not in text and teach.student.END not in text
 
     # 2. executing it fails at every check cell
     nb = nbformat.reads(out.read_text(encoding="utf-8"), as_version=4)

@@ -94,7 +94,9 @@ def test_cli_writes_student_edition(tmp_path, capsys):
     src = tmp_path / "labs"
     src.mkdir()
     (src / "01_x.ipynb").write_text(json.dumps(_nb([_code("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", ["solution"])])))
-    assert teach.main(["student", str(src), "-o", str(tmp_path / "student")]) == 0
+    from npukit.teach.__main__ import main
+
+    assert main(["student", str(src), "-o", str(tmp_path / "student")]) == 0
     out = json.loads((tmp_path / "student" / "01_x.ipynb").read_text())
     assert out["cells"][0]["source"] == "raise NotImplementedError()\n"
     assert "wrote" in capsys.readouterr().out

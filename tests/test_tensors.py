@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from npukit import figures
 from npukit import tensors as T
 
 DTYPES = ["i1", "u1", "i2", "f2", "i4", "f4", "u4", "i8", "f8", "c8", "c16", "?", "S3", "U2", "V5", "f4,i2"]
@@ -285,8 +286,8 @@ def test_cache_line_size_is_a_power_of_two_or_unknown():
 
 def test_memory_map_figure_traces_buttons_and_offsets():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    views = T.default_views(x)
-    fig = T.memory_map_figure(views)
+    views = figures.tensors.default_views(x)
+    fig = figures.tensors.memory_map_figure(views)
     buttons = fig.layout.updatemenus[0].buttons
     assert len(fig.data) == 2 * len(views) and len(buttons) == len(views)
     assert [b.label for b in buttons] == list(views)
@@ -303,7 +304,7 @@ def test_memory_map_figure_traces_buttons_and_offsets():
 
 def test_memory_map_figure_three_d_views_and_custom_base():
     x = np.arange(24, dtype=np.int16).reshape(2, 3, 4)
-    fig = T.memory_map_figure({"x": x, "swap": x.transpose(1, 0, 2), "cut": x[:, 1]}, base=x)
+    fig = figures.tensors.memory_map_figure({"x": x, "swap": x.transpose(1, 0, 2), "cut": x[:, 1]}, base=x)
     assert len(fig.data) == 6
     assert np.asarray(fig.data[0].z).shape == (6, 4)
 
@@ -320,43 +321,45 @@ def test_memory_map_figure_three_d_views_and_custom_base():
 )
 def test_memory_map_figure_errors(views, kwargs, exc, match):
     with pytest.raises(exc, match=match):
-        T.memory_map_figure(views, **kwargs)
+        figures.tensors.memory_map_figure(views, **kwargs)
 
 
 def test_memory_map_figure_view_outside_base():
     x = np.arange(12, dtype=np.float32)
     with pytest.raises(ValueError, match="reaches outside base"):
-        T.memory_map_figure({"tail": x[6:], "all": x}, base=x[6:])
+        figures.tensors.memory_map_figure({"tail": x[6:], "all": x}, base=x[6:])
     big = np.zeros(200, dtype=np.uint8)
     with pytest.raises(ValueError, match="at most 128 can be drawn"):
-        T.memory_map_figure({"ends": big[::199]}, base=big)
+        figures.tensors.memory_map_figure({"ends": big[::199]}, base=big)
 
 
 def test_default_views_errors():
     with pytest.raises(TypeError, match="x must be a numpy.ndarray"):
-        T.default_views([[1, 2, 3], [4, 5, 6]])
+        figures.tensors.default_views([[1, 2, 3], [4, 5, 6]])
     with pytest.raises(ValueError, match="x must be 2-D"):
-        T.default_views(np.zeros(6))
+        figures.tensors.default_views(np.zeros(6))
 
 
 def test_alignment_figure_and_errors():
-    fig = T.alignment_figure({"a": {16: 2, 32: 2, 64: 0}, "b": {16: 1, 4096: 1}})
+    fig = figures.tensors.alignment_figure({"a": {16: 2, 32: 2, 64: 0}, "b": {16: 1, 4096: 1}})
     assert len(fig.data) == 2 and list(fig.data[0].x) == ["16", "32", "4096"]
     assert list(fig.data[1].y) == [0.5, 0.0, 0.5]
     with pytest.raises(TypeError, match="censuses must be a mapping"):
-        T.alignment_figure([{16: 1}])
+        figures.tensors.alignment_figure([{16: 1}])
     with pytest.raises(ValueError, match="at least one census"):
-        T.alignment_figure({})
+        figures.tensors.alignment_figure({})
     with pytest.raises(ValueError, match=r"censuses\['z'\] counts no allocations"):
-        T.alignment_figure({"z": {16: 0}})
+        figures.tensors.alignment_figure({"z": {16: 0}})
 
 
 def test_numbers_records_and_errors():
     x = np.zeros((4, 3, 8, 8), np.float32)
-    rows = T.numbers(x)
-    assert all(r["chapter"] == 1 and set(r) == {"chapter", "quantity", "value", "how"} for r in rows)
-    assert rows[1]["value"] == f"{x.nbytes:,} B"
+    from npukit import tally
+
+    rows = T.numbers(tally.Context(images=x))
+    assert all(r.chapter == 1 for r in rows)
+    assert rows[1].value == f"{x.nbytes:,} B"
     with pytest.raises(TypeError, match="images must be a numpy.ndarray"):
-        T.numbers([[0]])
+        tally.Context(images=[[0]])
     with pytest.raises(ValueError, match="images must be a 4-D NCHW batch"):
-        T.numbers(np.zeros((3, 8, 8)))
+        T.numbers(tally.Context(images=np.zeros((3, 8, 8))))

@@ -1,0 +1,239 @@
+"""CameraNet's data: labelled 32×32 RGB images of shapes and stripes, drawn procedurally.
+
+The invariant this module keeps: **the same arguments give the same images, on
+every machine.** Nothing is downloaded; a seed, a count and a few options
+(background, lighting, noise) fully determine every pixel and label.
+
+See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _check
+
+__all__ = [
+    "CLASSES",
+    "BRIGHT_WHITE",
+    "shapes_dataset",
+]
+
+
+#: Class names, in label order (label ``k`` is ``CLASSES[k]``).
+CLASSES: tuple[str, ...] = (
+    "circle",
+    "square",
+    "triangle",
+    "cross",
+    "ring",
+    "horizontal stripes",
+    "vertical stripes",
+    "diagonal stripes",
+)
+
+
+#: Keyword arguments of :func:`shapes_dataset` that draw a *biased* subset:
+#: only bright images on a white background (chapter 6 calibrates on it).
+BRIGHT_WHITE: dict[str, Any] = {"background": "light", "brightness": (1.15, 1.4)}
+
+
+_BACKGROUNDS = ("random", "light", "dark")
+
+
+def _signed_distance(kind: str, u: np.ndarray, v: np.ndarray, r: np.ndarray, period: np.ndarray,
+                     phase: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """Signed distance (pixels, positive inside) to a shape of class ``kind``.
+
+    ``u, v`` are pixel coordinates relative to the shape's centre, rotated by
+    the shape's angle; ``dx, dy`` are the same coordinates unrotated.
+    """
+    if kind == "circle":
+        return r - np.hypot(u, v)
+    if kind == "square":
+        return 0.85 * r - np.maximum(np.abs(u), np.abs(v))
+    if kind == "triangle":
+        # Equilateral triangle of circumradius 1.2 r: inside all three edges,
+        # whose outward normals point at 90°, 210° and 330°.
+        edges = [u * math.cos(a) + v * math.sin(a) for a in np.deg2rad([90.0, 210.0, 330.0])]
+        return 0.6 * r - np.maximum(np.maximum(edges[0], edges[1]), edges[2])
+    if kind == "cross":
+        half_width = np.maximum(1.5, 0.3 * r)
+        bar_1 = np.minimum(r - np.abs(u), half_width - np.abs(v))
+        bar_2 = np.minimum(half_width - np.abs(u), r - np.abs(v))
+        return np.maximum(bar_1, bar_2)
+    if kind == "ring":
+        thickness = np.maximum(2.0, 0.35 * r)
+        return thickness / 2 - np.abs(np.hypot(u, v) - (r - thickness / 2))
+    # Stripes: bands of width period/2 across v, inside an upright square patch.
+    band = period / 4 - np.abs(np.mod(v + phase, period) - period / 2)
+    patch = (r + 3) - np.maximum(np.abs(dx), np.abs(dy))
+    return np.minimum(band, patch)
+
+
+def _rotation(kind: str, jitter: np.ndarray, turn: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """The rotation angle (radians) of each shape of class ``kind``."""
+    if kind == "triangle":
+        return turn  # any orientation is still a triangle
+    if kind == "vertical stripes":
+        return np.pi / 2 + jitter / 2
+    if kind == "diagonal stripes":
+        return np.where(side, np.pi / 4, -np.pi / 4) + jitter / 2
+    if kind == "horizontal stripes":
+        return jitter / 2
+    return jitter
+
+
+def shapes_dataset(
+    n: int,
+    seed: int = 0,
+    *,
+    size: int = 32,
+    background: str = "random",
+    brightness: tuple[float, float] = (0.6, 1.3),
+    noise: float = 0.06,
+    classes: Sequence[int | str] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` labelled RGB images of shapes and stripes, deterministically.
+
+    Each image shows one object of a class in :data:`CLASSES` with a random
+    colour on a random background, at a random position, size and angle, lit by
+    a random gradient, scaled by a random brightness and covered in Gaussian
+    noise. Labels are balanced (every class appears ``n // len(classes)`` or one
+    more times) and shuffled. The same arguments always give the same images.
+
+    Parameters
+    ----------
+    n : int
+        Number of images (>= 0).
+    seed : int
+        Seed of the ``np.random.default_rng`` that draws everything.
+    size : int
+        Image height and width in pixels (>= 16).
+    background : {"random", "light", "dark"}
+        Background colours: any colour, near-white, or near-black.
+    brightness : (float, float)
+        Range of the overall gain applied to each image (values are clipped to
+        [0, 1] afterwards, so a gain above 1 saturates light areas).
+    noise : float
+        Largest standard deviation of the additive Gaussian noise (>= 0); each
+        image draws its own between 0 and this.
+    classes : sequence of int or str, optional
+        Draw only these classes (labels keep their meaning in :data:`CLASSES`).
+
+    Returns
+    -------
+    images : numpy.ndarray
+        float32, shape ``(n, 3, size, size)`` (NCHW), values in [0, 1].
+    labels : numpy.ndarray
+        int64, shape ``(n,)``, indices into :data:`CLASSES`.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``seed`` or ``size`` is not an integer, or ``brightness`` is
+        not a pair of numbers.
+    ValueError
+        If a value is out of range, ``background`` is unknown or ``classes``
+        names an unknown class.
+
+    Examples
+    --------
+    >>> images, labels = shapes_dataset(16, seed=0)
+    >>> images.shape, images.dtype, labels.dtype
+    ((16, 3, 32, 32), dtype('float32'), dtype('int64'))
+    >>> [CLASSES[k] for k in labels[:3]]
+    ['triangle', 'cross', 'cross']
+    >>> bool(np.array_equal(shapes_dataset(16, seed=0)[0], images))
+    True
+
+    A biased subset, only bright images on a white background:
+
+    >>> bright, _ = shapes_dataset(64, seed=0, **BRIGHT_WHITE)
+    >>> float(bright.mean()) > float(images.mean())
+    True
+    """
+    n = _check.integer(n, "n", minimum=0)
+    seed = _check.integer(seed, "seed", minimum=0)
+    size = _check.integer(size, "size", minimum=16)
+    _check.one_of(background, "background", _BACKGROUNDS)
+    if (not isinstance(brightness, (tuple, list)) or len(brightness) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in brightness)):
+        raise TypeError(f"brightness must be a pair of numbers (low, high), got {brightness!r}")
+    lo_gain, hi_gain = float(brightness[0]), float(brightness[1])
+    if not 0 < lo_gain <= hi_gain:
+        raise ValueError(f"brightness must satisfy 0 < low <= high, got {brightness!r}")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
+        raise ValueError(f"noise must be a number in [0, 1), got {noise!r}")
+    if classes is None:
+        class_ids = np.arange(len(CLASSES))
+    else:
+        class_ids = np.array([_class_index(c) for c in classes], dtype=np.int64)
+        if class_ids.size == 0:
+            raise ValueError("classes must name at least one class")
+
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.resize(class_ids, n)).astype(np.int64)
+    scale = size / 32.0
+
+    # Every per-image random number is drawn here, for all n images, in a fixed
+    # order, so that the images depend only on n, the seed and the options.
+    r = rng.uniform(5.0, 11.0, n) * scale  # object radius in pixels
+    cx = rng.uniform(r + 1, size - r - 1)
+    cy = rng.uniform(r + 1, size - r - 1)
+    jitter = rng.uniform(-0.35, 0.35, n)  # about ±20°
+    turn = rng.uniform(0.0, 2 * np.pi, n)
+    side = rng.random(n) < 0.5
+    period = rng.uniform(5.0, 8.0, n) * scale
+    phase = rng.uniform(0.0, 1.0, n) * period
+    if background == "light":
+        bg = rng.uniform(0.85, 1.0, (n, 3))
+    elif background == "dark":
+        bg = rng.uniform(0.0, 0.15, (n, 3))
+    else:
+        bg = rng.uniform(0.0, 1.0, (n, 3))
+    fg = rng.uniform(0.0, 1.0, (n, 3))
+    light_angle = rng.uniform(0.0, 2 * np.pi, n)
+    light_slope = rng.uniform(0.0, 0.3, n)
+    gain = rng.uniform(lo_gain, hi_gain, n)
+    sigma = rng.uniform(0.0, noise, n)
+
+    # Keep the object visible: where it is too close in colour to the
+    # background, move each channel half the range away from the background.
+    faint = np.abs(fg - bg).max(axis=1) < 0.4
+    fg[faint] = np.where(bg[faint] > 0.5, bg[faint] - 0.5, bg[faint] + 0.5)
+
+    ys, xs = np.mgrid[0:size, 0:size].astype(np.float64) + 0.5  # pixel centres
+    coverage = np.zeros((n, size, size))
+    for k in np.unique(labels):
+        i = np.flatnonzero(labels == k)
+        kind = CLASSES[k]
+        dx, dy = xs - cx[i, None, None], ys - cy[i, None, None]
+        angle = _rotation(kind, jitter[i], turn[i], side[i])[:, None, None]
+        u = dx * np.cos(angle) + dy * np.sin(angle)
+        v = -dx * np.sin(angle) + dy * np.cos(angle)
+        sd = _signed_distance(kind, u, v, r[i, None, None], period[i, None, None],
+                              phase[i, None, None], dx, dy)
+        coverage[i] = np.clip(sd + 0.5, 0.0, 1.0)  # anti-aliased edge, one pixel wide
+
+    cov = coverage[:, None]  # (n, 1, size, size)
+    images = bg[:, :, None, None] * (1 - cov) + fg[:, :, None, None] * cov
+    ramp = ((xs - size / 2) * np.cos(light_angle)[:, None, None]
+            + (ys - size / 2) * np.sin(light_angle)[:, None, None]) / (size / 2)
+    images *= (1 + light_slope[:, None, None] * ramp)[:, None] * gain[:, None, None, None]
+    images += sigma[:, None, None, None] * rng.standard_normal(images.shape)
+    return np.clip(images, 0.0, 1.0).astype(np.float32), labels
+
+
+def _class_index(c: int | str) -> int:
+    if isinstance(c, str):
+        if c not in CLASSES:
+            raise ValueError(f"classes must name classes in CLASSES, got {c!r}")
+        return CLASSES.index(c)
+    k = _check.integer(c, "classes[i]", minimum=0)
+    if k >= len(CLASSES):
+        raise ValueError(f"classes must hold labels in 0..{len(CLASSES) - 1}, got {k}")
+    return k

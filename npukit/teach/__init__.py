@@ -1,0 +1,30 @@
+"""Checkers for the labs, and the student edition.
+
+One module of checkers per lab, named like its chapter (``teach.tensors`` for
+lab 1, ``teach.layouts`` for lab 2 …), on a shared core (:mod:`npukit.teach.core`);
+:mod:`npukit.teach.student` writes the student edition
+(``python -m npukit.teach student labs -o student/``). A lab calls its checkers
+as ``teach.check_strides(fn)``: every ``check_*`` of every lab is available
+here by name.
+
+See the instructor guide (chapters/instructor.md).
+"""
+
+from __future__ import annotations
+
+from . import core, gemm, graphs, layouts, student, tensors
+from .core import check
+from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul
+from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
+from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
+from .student import make_student_edition, make_student_notebook, strip_solutions
+from .tensors import VIEW_OR_COPY_OPS, check_aligned_empty, check_reshape_view, check_strides, check_view_or_copy
+
+__all__ = [
+    "core", "student", "tensors", "layouts", "graphs", "gemm", "check",
+    "check_strides", "check_view_or_copy", "check_aligned_empty", "check_reshape_view", "VIEW_OR_COPY_OPS",
+    "check_to_blocked", "check_from_blocked", "check_im2col_view", "check_stays_view",
+    "check_conv_macs", "check_attainable", "check_fold_bn", "check_live_peak",
+    "check_tiled_matmul", "check_schedule_traffic", "check_best_tile",
+    "make_student_edition", "make_student_notebook", "strip_solutions",
+]

@@ -1,0 +1,243 @@
+"""Checkers for lab 3, "Graphs and the roofline" (labs/03_graphs.ipynb).
+
+Each ``check_*`` calls the learner's function on fresh seeded cases and compares
+it with an independent reference; see :mod:`npukit.teach.core`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+import numpy as np
+
+from .core import _rng, check
+
+
+def _positions_by_sliding(size: int, k: int, stride: int, pad: int, dilation: int) -> int:
+    """Slide a dilated window along one padded axis and count where it fits."""
+    count, start = 0, -pad
+    while start + dilation * (k - 1) <= size - 1 + pad:
+        count += 1
+        start += stride
+    return count
+
+
+def _macs_by_loops(x_shape: tuple, w_shape: tuple, stride: int, pad: int, dilation: int, group: int) -> int:
+    """Count a 2-D convolution's MACs: windows found by sliding, taps by looping."""
+    n, _, h, w = x_shape
+    c_out, c_in_per_group, kh, kw = w_shape
+    rows = _positions_by_sliding(h, kh, stride, pad, dilation)
+    cols = _positions_by_sliding(w, kw, stride, pad, dilation)
+    taps = 0
+    for _ in range(c_in_per_group):
+        for _ in range(kh):
+            for _ in range(kw):
+                taps += 1
+    macs = 0
+    for _ in range(n * c_out):
+        for _ in range(rows):
+            macs += cols * taps
+    return macs
+
+
+def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> None:
+    """Check ``fn(x_shape, w_shape, stride, pad, dilation, group) -> MACs`` of a 2-D Conv.
+
+    ONNX Conv semantics: ``x_shape = (N, C_in, H, W)``, ``w_shape = (C_out,
+    C_in / group, kH, kW)``, the same stride, padding (both sides) and
+    dilation on both axes; taps that land on padding count (a dense kernel
+    computes them). Fresh cases: 40 layers, a third depthwise (``group =
+    C_in``, ``w_shape[1] = 1``), a third grouped, the rest dense; kernels 1–7,
+    strides 1–3, pads 0–3, dilations 1–2. Reference: the output positions are
+    found by sliding the window one step at a time, and MACs are counted by
+    loops over output rows and taps.
+
+    Examples
+    --------
+    >>> check_conv_macs(_macs_by_loops)
+    ✓ conv MACs: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(3101)
+    cases = []
+    for k in range(40):
+        kind = k % 3
+        kernel = int(rng.choice([1, 3, 3, 5, 7]))
+        stride, pad, dilation = int(rng.integers(1, 4)), int(rng.integers(0, 4)), int(rng.integers(1, 3))
+        reach = dilation * (kernel - 1) + 1
+        h, w = (int(v) for v in rng.integers(max(1, reach - 2 * pad), 41, size=2))
+        if kind == 0:  # depthwise
+            c_in = int(rng.integers(1, 65))
+            group, c_out = c_in, c_in * int(rng.choice([1, 1, 2]))
+        elif kind == 1:  # grouped
+            group = int(rng.choice([2, 4, 8]))
+            c_in, c_out = group * int(rng.integers(1, 9)), group * int(rng.integers(1, 9))
+        else:  # dense
+            group, c_in, c_out = 1, int(rng.integers(1, 65)), int(rng.integers(1, 65))
+        cases.append(((int(rng.integers(1, 3)), c_in, h, w), (c_out, c_in // group, kernel, kernel),
+                      stride, pad, dilation, group))
+
+    def learner(*case):
+        got = fn(*case)
+        if isinstance(got, (float, np.floating)) and float(got).is_integer():
+            got = int(got)
+        return got
+
+    check("conv MACs", learner, cases, _macs_by_loops)
+
+
+def check_attainable(fn: Callable[[float, float, float, float], float]) -> None:
+    """Check ``fn(flops, nbytes, peak, bandwidth) -> attainable FLOP/s`` (the roofline).
+
+    A kernel of ``flops`` FLOPs that moves ``nbytes`` bytes, on a machine of
+    ``peak`` FLOP/s and ``bandwidth`` bytes/s. Fresh cases: 40 kernels from
+    elementwise (intensity 0.1) to large GEMMs (intensity 1000), on machines
+    from a laptop CPU to an NPU. Reference: the time bound — the kernel cannot
+    finish before ``flops / peak`` nor before ``nbytes / bandwidth`` — so its
+    rate is at most ``flops / max(flops / peak, nbytes / bandwidth)``.
+
+    Examples
+    --------
+    >>> check_attainable(lambda f, b, p, bw: min(p, bw * f / b))
+    ✓ attainable: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(3102)
+    cases = []
+    for _ in range(40):
+        flops = float(10 ** rng.uniform(5, 12))
+        intensity = float(10 ** rng.uniform(-1, 3))
+        cases.append((flops, flops / intensity, float(10 ** rng.uniform(10, 14)), float(10 ** rng.uniform(10, 11.5))))
+
+    def reference(flops, nbytes, peak, bandwidth):
+        return flops / max(flops / peak, nbytes / bandwidth)
+
+    try:
+        check("attainable", fn, cases, reference, rtol=1e-6, atol=0.0)
+    except AssertionError as exc:  # say which side of the ridge the failing kernel is on
+        for flops, nbytes, peak, bandwidth in cases:
+            if f"({flops!r}, {nbytes!r}, {peak!r}, {bandwidth!r})" in str(exc):
+                side = "memory" if flops / nbytes < peak / bandwidth else "compute"
+                raise AssertionError(f"{exc}\n  (intensity {flops / nbytes:.3g} FLOP/byte, ridge "
+                                     f"{peak / bandwidth:.3g} FLOP/byte: a {side}-bound kernel)") from None
+        raise
+
+
+def _conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group):
+    """The unfolded Conv → BatchNormalization, run by onnx.reference."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    pads = [W.shape[2] // 2] * 4
+    conv = ReferenceEvaluator(helper.make_node("Conv", ["x", "W", "b"], ["c"], group=group, pads=pads))
+    c = conv.run(None, {"x": x, "W": W, "b": b})[0]
+    bn = ReferenceEvaluator(helper.make_node("BatchNormalization", ["c", "g", "B", "m", "v"], ["y"], epsilon=eps))
+    return bn.run(None, {"c": c, "g": gamma, "B": beta, "m": mean, "v": var})[0]
+
+
+def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
+    """Check ``fn(W, b, gamma, beta, mean, var, eps) -> (W_folded, b_folded)``.
+
+    ``W`` is a float32 Conv weight ``(C_out, C_in / group, k, k)`` and ``b``
+    its bias ``(C_out,)``; the other arrays are a BatchNormalization's
+    parameters ``(C_out,)``. Fresh cases: 12 layers (dense, grouped and
+    depthwise; 1×1 and 3×3; zero and non-zero biases; eps 1e-5 or 1e-3).
+    Reference: onnx.reference runs the *unfolded* Conv → BatchNormalization
+    on a fresh input; the learner's folded weights must give the same output
+    from a single Conv (run by onnx.reference too), within 1e-4 relative and
+    1e-5 absolute. On a mismatch the message describes the layer and says
+    whether only the bias is off (the error is a constant per channel).
+
+    Examples
+    --------
+    >>> def fold(W, b, gamma, beta, mean, var, eps):
+    ...     s = gamma / np.sqrt(var + eps)
+    ...     return W * s[:, None, None, None], (b - mean) * s + beta
+    >>> check_fold_bn(fold)
+    ✓ fold BN: 12 fresh cases agree with the reference.
+    """
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    rng = _rng(3103)
+    f32 = lambda a: np.asarray(a, dtype=np.float32)  # noqa: E731
+    n = 0
+    for k in range(12):
+        group = (1, 2, 0)[k % 3]
+        c_in = int(rng.integers(1, 5)) * (group or 1)
+        if group == 0:  # depthwise
+            group, c_out = c_in, c_in
+        else:
+            c_out = group * int(rng.integers(1, 5))
+        ksize = (1, 3)[k % 2]
+        W = f32(rng.standard_normal((c_out, c_in // group, ksize, ksize)))
+        b = f32(np.zeros(c_out) if k % 4 == 0 else rng.standard_normal(c_out))
+        gamma, beta = f32(rng.uniform(0.3, 2.0, c_out)), f32(rng.standard_normal(c_out))
+        mean, var = f32(rng.standard_normal(c_out)), f32(rng.uniform(0.05, 3.0, c_out))
+        eps = (1e-5, 1e-3)[k % 2]
+        x = f32(rng.standard_normal((1, c_in, int(rng.integers(3, 8)), int(rng.integers(3, 8)))))
+        layer = (f"{'depthwise' if group == c_in and group > 1 else 'grouped' if group > 1 else 'dense'} "
+                 f"{ksize}×{ksize} layer, W {W.shape}, group {group}, eps {eps:g}, "
+                 f"{'zero' if k % 4 == 0 else 'non-zero'} conv bias")
+        want = _conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group)
+        got = fn(*(copy.deepcopy(a) for a in (W, b, gamma, beta, mean, var, eps)))
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            what = f"a {type(got).__name__} of length {len(got)}" if isinstance(got, (tuple, list)) else repr(got)
+            raise AssertionError(f"fold BN: return a pair (W_folded, b_folded), got {what[:80]}")
+        w2, b2 = (f32(a) for a in got)
+        if w2.shape != W.shape or b2.shape != b.shape:
+            raise AssertionError(f"fold BN: for a {layer}: expected shapes {W.shape} and {b.shape}, "
+                                 f"got {w2.shape} and {b2.shape}")
+        conv = ReferenceEvaluator(helper.make_node("Conv", ["x", "W", "b"], ["y"], group=group,
+                                                   pads=[ksize // 2] * 4))
+        y = conv.run(None, {"x": x, "W": w2, "b": b2})[0]
+        if not np.allclose(y, want, rtol=1e-4, atol=1e-5):
+            diff = (y - want).astype(np.float64)
+            per_channel = diff.reshape(c_out, -1)
+            only_bias = bool(np.all(per_channel.std(axis=1) <= 1e-4 * (1 + np.abs(want).max())))
+            hint = ("the error is a constant per output channel: W_folded looks right, b_folded is wrong"
+                    if only_bias else "W_folded is wrong (the error varies across each output channel)")
+            raise AssertionError(
+                f"fold BN: wrong answer for a {layer}: your single Conv's output differs from "
+                f"Conv → BatchNormalization by up to {np.abs(diff).max():.3g}; {hint}."
+            )
+        n += 1
+    print(f"✓ fold BN: {n} fresh cases agree with the reference.")
+
+
+def _peak_by_sweep(tensors) -> int:
+    """At every step, add up the sizes of the tensors live then; keep the largest sum."""
+    if not tensors:
+        return 0
+    peak = 0
+    for step in range(min(f for _, f, _ in tensors), max(last for _, _, last in tensors) + 1):
+        peak = max(peak, sum(size for size, first, last in tensors if first <= step <= last))
+    return peak
+
+
+def check_live_peak(fn: Callable[[list], int]) -> None:
+    """Check ``fn(tensors) -> peak bytes`` for a list of ``(size, first, last)`` lifetimes.
+
+    A tensor is live at every step from ``first`` (the node that writes it)
+    to ``last`` (the last node that reads it), both included. The answer is
+    the largest total size live at any one step: the memory no plan can go
+    below. Fresh cases: 30 lists of 0–25 tensors over 0–30 steps, with
+    one-step lifetimes, nested lifetimes and tensors that end exactly where
+    another begins. Reference: a sweep that adds up the live sizes at every
+    step.
+
+    Examples
+    --------
+    >>> check_live_peak(_peak_by_sweep)
+    ✓ live peak: 30 fresh cases agree with the reference.
+    """
+    rng = _rng(3104)
+    cases = [([],), ([(64, 3, 3)],), ([(100, 0, 1), (50, 1, 2), (80, 2, 3)],)]
+    for _ in range(27):
+        tensors = []
+        for _ in range(int(rng.integers(1, 26))):
+            first = int(rng.integers(0, 30))
+            tensors.append((int(rng.integers(1, 5000)), first, first + int(rng.integers(0, 8))))
+        cases.append((tensors,))
+    check("live peak", fn, cases, _peak_by_sweep)

@@ -1,0 +1,218 @@
+"""Checkers for lab 2, "Layouts" (labs/02_layouts.ipynb).
+
+Each ``check_*`` calls the learner's function on fresh seeded cases and compares
+it with an independent reference; see :mod:`npukit.teach.core`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import numpy as np
+
+from .core import _rng, _same, check
+
+
+_BLOCKS = (2, 3, 4, 8, 16)
+
+
+def _tensor(rng: np.random.Generator, max_c: int = 40) -> np.ndarray:
+    n, c = int(rng.integers(1, 4)), int(rng.integers(1, max_c))
+    h, w = (int(v) for v in rng.integers(1, 7, size=2))
+    return rng.standard_normal((n, c, h, w)).astype(np.float32)
+
+
+def _blocked_by_loops(x: np.ndarray, block: int) -> np.ndarray:
+    """NCHW → (N, ceil(C/block), H, W, block), one channel at a time."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, -(-c // block), h, w, block), dtype=x.dtype)
+    for ch in range(c):
+        out[:, ch // block, :, :, ch % block] = x[:, ch]
+    return out
+
+
+def _contiguous(name: str, fn: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``fn``: right values whose bytes are not in C order fail with a hint."""
+
+    def learner(*args):
+        want = reference(*copy.deepcopy(args))
+        got = fn(*args)
+        if isinstance(got, np.ndarray) and not got.flags.c_contiguous and _same(got, want, 0, 0):
+            shape = args[0].shape
+            raise AssertionError(
+                f"{name}: for an input of shape {shape} the values are right, but the answer has strides "
+                f"{got.strides}: it is not C-contiguous. A transposed view has the right values with the "
+                "bytes still in the old layout; return np.ascontiguousarray(...) of it"
+            )
+        return got
+
+    return learner
+
+
+def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
+    """Check ``fn(x, block)`` turns an NCHW tensor into nChw{block}c.
+
+    Fresh cases: 40 float32 tensors with N 1–3, C 1–39 (most of them not a
+    multiple of the block), H and W 1–6, and blocks 2, 3, 4, 8 or 16.
+    Reference: a loop over channels that copies channel ``c`` to
+    ``out[:, c // block, :, :, c % block]`` of a zero-filled array, so the
+    answer must have shape ``(N, ceil(C / block), H, W, block)`` and zeros in
+    the padding. The answer must be C-contiguous: a layout is bytes in memory,
+    and a transposed view leaves them in NCHW order.
+
+    Examples
+    --------
+    >>> from npukit.layouts import to_blocked
+    >>> check_to_blocked(to_blocked)
+    ✓ to_blocked: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(1201)
+    cases = [(_tensor(rng), int(rng.choice(_BLOCKS))) for _ in range(40)]
+    reference = _blocked_by_loops
+    check("to_blocked", _contiguous("to_blocked", fn, reference), cases, reference, rtol=0, atol=0)
+
+
+def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
+    """Check ``fn(xb, block, channels)`` turns nChw{block}c back into NCHW.
+
+    Fresh cases: 40 blocked tensors made by the reference loop of
+    :func:`check_to_blocked` from fresh NCHW tensors, with the padding filled
+    with NaN (so an answer that keeps padding channels is caught). Reference:
+    a loop that copies channel ``c`` back from ``[:, c // block, :, :, c % block]``.
+    The answer must be C-contiguous.
+
+    Examples
+    --------
+    >>> from npukit.layouts import from_blocked
+    >>> check_from_blocked(from_blocked)
+    ✓ from_blocked: 40 fresh cases agree with the reference.
+    """
+    rng = _rng(1202)
+    cases = []
+    for _ in range(40):
+        x, block = _tensor(rng), int(rng.choice(_BLOCKS))
+        xb = _blocked_by_loops(x, block)
+        c = x.shape[1]
+        xb[:, -1, :, :, c - (xb.shape[1] - 1) * block:] = np.nan
+        cases.append((xb, block, c))
+
+    def reference(xb, block, channels):  # unblock channel by channel
+        n, cb, h, w, _ = xb.shape
+        out = np.empty((n, channels, h, w), dtype=xb.dtype)
+        for ch in range(channels):
+            out[:, ch] = xb[:, ch // block, :, :, ch % block]
+        return out
+
+    check("from_blocked", _contiguous("from_blocked", fn, reference), cases, reference, rtol=0, atol=0)
+
+
+def _patches_by_loops(x: np.ndarray, k: int, stride: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    ho, wo = (h - k) // stride + 1, (w - k) // stride + 1
+    out = np.empty((n, ho, wo, c, k, k), dtype=x.dtype)
+    for i in range(ho):
+        for j in range(wo):
+            out[:, i, j] = x[:, :, i * stride:i * stride + k, j * stride:j * stride + k]
+    return out
+
+
+def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
+    """Check ``fn(x, k, stride)`` returns the k×k patches of NCHW ``x`` as a view.
+
+    The answer must have shape ``(N, Ho, Wo, C, k, k)`` with
+    ``Ho = (H - k) // stride + 1`` (no padding), hold
+    ``x[n, c, i*stride + p, j*stride + q]`` at ``[n, i, j, c, p, q]``, share
+    memory with ``x`` (``np.shares_memory``: no copy allowed) and be
+    read-only (its patches overlap).
+
+    Fresh cases: 30 float32 tensors with N 1–2, C 1–4, H and W 3–9, k 1–3,
+    stride 1–3; half of them are "channels last" (NCHW shape, NHWC bytes, as
+    ``x.transpose(0, 3, 1, 2)`` of an NHWC array), so the strides must come
+    from ``x.strides``, not from its shape. Reference: two loops over output
+    positions copying each patch.
+
+    Examples
+    --------
+    >>> from npukit.layouts import im2col
+    >>> check_im2col_view(lambda x, k, s: im2col(x, k, stride=s))
+    ✓ im2col as a view: 30 fresh cases agree with the reference.
+    """
+    rng = _rng(1203)
+    cases = []
+    for i in range(30):
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 5))
+        h, w = (int(v) for v in rng.integers(3, 10, size=2))
+        if i % 2:  # channels last: NCHW shape, NHWC strides (they survive check()'s copy of the case)
+            x = rng.standard_normal((n, h, w, c)).astype(np.float32).transpose(0, 3, 1, 2)
+        else:
+            x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+        cases.append((x, int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+
+    def learner(x, k, stride):
+        got = fn(x, k, stride)
+        if not isinstance(got, np.ndarray):
+            raise AssertionError(f"im2col as a view: return a numpy.ndarray, got {type(got).__name__}")
+        if not np.shares_memory(got, x):
+            raise AssertionError(
+                f"im2col as a view: for x of shape {x.shape}, k={k}, stride={stride} the result "
+                "does not share memory with x; build it with as_strided, without copying"
+            )
+        if got.flags.writeable:
+            raise AssertionError(
+                "im2col as a view: the result is writeable; pass writeable=False to as_strided "
+                "(the patches overlap, so one write would change several patches)"
+            )
+        want = _patches_by_loops(x, k, stride)
+        if not x.flags.c_contiguous and got.shape == want.shape and not _same(got, want, 0, 0):
+            raise AssertionError(
+                f"im2col as a view: wrong patches for a channels-last x of shape {x.shape} with strides "
+                f"{x.strides} (NHWC bytes), k={k}, stride={stride}; take the strides from x.strides, "
+                "not from the shape"
+            )
+        return got
+
+    def reference(x, k, stride):
+        return _patches_by_loops(x, k, stride)
+
+    check("im2col as a view", learner, cases, reference, rtol=0, atol=0)
+
+
+def _transpose_is_free(shape, perm) -> bool:
+    """Make the permuted tensor contiguous and ask NumPy whether it copied."""
+    x = np.zeros(shape, dtype=np.float32)
+    return bool(np.shares_memory(x, np.ascontiguousarray(x.transpose(perm))))
+
+
+def check_stays_view(fn: Callable[[tuple, tuple], bool]) -> None:
+    """Check ``fn(shape, perm) -> bool`` predicts when a layout change moves no bytes.
+
+    For a C-contiguous tensor ``x`` of ``shape``, the answer is ``True`` when
+    ``np.ascontiguousarray(x.transpose(perm))`` can return the transposed
+    view itself (no copy), ``False`` when it must rearrange the bytes.
+
+    Fresh cases: 60 shapes of 2–5 axes of length 1–4 (length-1 axes are
+    frequent: a batch of one, one channel, a 1×1 map) with random
+    permutations. Reference: NumPy itself, asked with ``np.shares_memory``.
+
+    Examples
+    --------
+    >>> from npukit.layouts import conversion_is_free
+    >>> check_stays_view(lambda s, p: conversion_is_free(s, "NCDHW"[:len(s)],
+    ...                                                  "".join("NCDHW"[i] for i in p)))
+    ✓ stays a view: 60 fresh cases agree with the reference.
+    """
+    rng = _rng(1204)
+    cases = []
+    for _ in range(60):
+        ndim = int(rng.integers(2, 6))
+        shape = tuple(int(d) for d in rng.choice([1, 1, 2, 3, 4], size=ndim))
+        cases.append((shape, tuple(int(p) for p in rng.permutation(ndim))))
+
+    def learner(shape, perm):
+        got = fn(shape, perm)
+        if not isinstance(got, (bool, np.bool_)):
+            raise AssertionError(f"stays a view: for {shape}, {perm} return True or False, got {got!r}")
+        return bool(got)
+
+    check("stays a view", learner, cases, _transpose_is_free)

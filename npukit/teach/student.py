@@ -1,0 +1,124 @@
+"""The student edition of the labs: solutions out, outputs cleared.
+
+``python -m npukit.teach student labs -o student/`` replaces everything between
+``### BEGIN SOLUTION`` and ``### END SOLUTION`` in cells tagged ``solution`` by
+``raise NotImplementedError()``, and clears outputs and widget state, so every
+``check`` cell fails until the learner has done the exercise. See the
+instructor guide (chapters/instructor.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import re
+
+
+BEGIN = "### BEGIN SOLUTION"
+
+
+END = "### END SOLUTION"
+
+
+_SOLUTION_RE = re.compile(
+    r"^(?P<indent>[ \t]*)" + re.escape(BEGIN) + r"[^\n]*\n.*?^[ \t]*" + re.escape(END) + r"[^\n]*(\n|$)",
+    re.S | re.M,
+)
+
+
+def strip_solutions(source: str) -> str:
+    """Replace each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block.
+
+    The block, markers included, becomes ``raise NotImplementedError()`` at
+    the indentation of the ``BEGIN`` marker.
+
+    Raises
+    ------
+    ValueError
+        If the markers are unbalanced.
+
+    Examples
+    --------
+    >>> src = "def f(x):\\n    ### BEGIN SOLUTION\\n    return 2 * x\\n    ### END SOLUTION\\n"
+    >>> print(strip_solutions(src))
+    def f(x):
+        raise NotImplementedError()
+    <BLANKLINE>
+    """
+    if source.count(BEGIN) != source.count(END):
+        raise ValueError("source has unbalanced '### BEGIN SOLUTION' / '### END SOLUTION' markers")
+    out = _SOLUTION_RE.sub(lambda m: f"{m.group('indent')}raise NotImplementedError()\n", source)
+    if BEGIN in out or END in out:
+        raise ValueError("source has a '### END SOLUTION' before its '### BEGIN SOLUTION'")
+    return out
+
+
+def make_student_notebook(nb: dict) -> dict:
+    """Return a student copy of a notebook (nbformat JSON as a dict).
+
+    Cells tagged ``solution`` lose their solutions (and the ``hide-input`` tag
+    that collapses them in the book); every code cell loses its outputs and
+    execution count; notebook-level widget state is removed.
+
+    Raises
+    ------
+    ValueError
+        If a ``solution`` cell has no markers, or a cell without the tag has
+        markers (a solution that would leak into the student edition).
+    """
+    nb = copy.deepcopy(nb)
+    nb.get("metadata", {}).pop("widgets", None)
+    for i, cell in enumerate(nb.get("cells", [])):
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "solution" in tags:
+            if BEGIN not in src:
+                raise ValueError(f"cell {i} is tagged 'solution' but has no '{BEGIN}' marker")
+            src = strip_solutions(src)
+            # the book collapses solutions ("hide-input"); the learner's cell stays open
+            cell["metadata"]["tags"] = [t for t in tags if t != "hide-input"]
+        elif BEGIN in src or END in src:
+            raise ValueError(f"cell {i} has solution markers but is not tagged 'solution'")
+        cell["source"] = src
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    return nb
+
+
+def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> list[pathlib.Path]:
+    """Write the student edition of every lab notebook in ``src`` to ``out``.
+
+    Parameters
+    ----------
+    src : path
+        A notebook, or a folder whose ``*.ipynb`` files are labs.
+    out : path
+        The output folder (created if needed).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The notebooks written.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``src`` does not exist or holds no notebooks.
+    """
+    src, out = pathlib.Path(src), pathlib.Path(out)
+    if not src.exists():
+        raise FileNotFoundError(f"src {str(src)!r} does not exist")
+    paths = [src] if src.is_file() else sorted(src.glob("*.ipynb"))
+    if not paths:
+        raise FileNotFoundError(f"src {str(src)!r} holds no .ipynb notebooks")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for p in paths:
+        nb = json.loads(p.read_text(encoding="utf-8"))
+        target = out / p.name
+        target.write_text(json.dumps(make_student_notebook(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(target)
+    return written
