@@ -45,9 +45,6 @@ __all__ = [
     "best_tile",
     "ladder",
     "sweep_tiles",
-    "traffic_figure",
-    "ladder_figure",
-    "sweep_figure",
     "numbers",
 ]
 
@@ -180,7 +177,7 @@ def largest_pointwise(net: Any, batch: int = 1) -> tuple[str, tuple[int, int, in
     """
     from . import models
 
-    rows = [r for r in models.summary(net, batch) if r["op"] == "Conv" and r["detail"].startswith("pointwise")]
+    rows = [r for r in models.summary(net, batch) if r["kind"] == "pointwise"]
     if not rows:
         raise ValueError("net must have a pointwise (1×1) convolution")
     row = max(rows, key=lambda r: (r["macs"], r["params"]))

@@ -64,9 +64,6 @@ __all__ = [
     "live_peak",
     "example_chain",
     "numbers",
-    "graph_figure",
-    "roofline_figure",
-    "lifetime_figure",
 ]
 
 #: Ops that only relabel a buffer's shape: no arithmetic, no bytes moved.

@@ -47,9 +47,6 @@ __all__ = [
     "im2col_blowup",
     "measure_conversion",
     "numbers",
-    "element_order_figure",
-    "bandwidth_figure",
-    "padding_figure",
 ]
 
 #: The axis letters a layout string may use, in the logical order oneDNN and

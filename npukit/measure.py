@@ -16,6 +16,8 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
+from . import _check
+
 __all__ = [
     "timeit",
     "cpu_name",
@@ -143,6 +145,7 @@ def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:
     """
     import openvino as ov
 
+    preferred = _check.sequence(preferred, "preferred")
     devices = list(ov.Core().available_devices)
     print(f"OpenVINO devices on this machine: {', '.join(devices) or 'none'}")
     for d in preferred:

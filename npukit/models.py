@@ -84,6 +84,13 @@ class Layer:
     stride: int = 1
     groups: int = 1
 
+    @property
+    def kind(self) -> str:
+        """``"depthwise"``, ``"pointwise"`` or ``"dense"`` for a Conv; the ONNX op type otherwise."""
+        if self.op != "Conv":
+            return self.op
+        return "depthwise" if self.groups > 1 else ("pointwise" if self.kernel == 1 else "dense")
+
 
 def _layers(stem: int, blocks: Sequence[tuple[int, int]], num_classes: int) -> tuple[Layer, ...]:
     """CameraNet's layers, in execution order."""
@@ -783,7 +790,8 @@ def summary(net: CameraNet, batch: int = 1) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        Keys ``layer`` (= ONNX node name), ``op`` (ONNX operator), ``detail``,
+        Keys ``layer`` (= ONNX node name), ``op`` (ONNX operator), ``kind``
+        (:attr:`Layer.kind`: ``"pointwise"`` … for a Conv), ``detail`` (for reading),
         ``input`` and ``output`` (NCHW shape tuples), ``params`` (trainable
         numbers: weights, fc bias, BN scale and bias; BN's running mean and
         variance are stored too but not trained) and ``macs`` (multiply–
@@ -815,8 +823,7 @@ def summary(net: CameraNet, batch: int = 1) -> list[dict[str, Any]]:
             out = (batch, layer.cout, h, w)
             params = net.params[f"{layer.name}.weight"].size
             macs = batch * h * w * layer.cout * (layer.cin // layer.groups) * layer.kernel ** 2
-            kind = "depthwise" if layer.groups > 1 else ("pointwise" if layer.kernel == 1 else "dense")
-            detail = f"{kind} {layer.kernel}×{layer.kernel}, stride {layer.stride}, {layer.cin}→{layer.cout}"
+            detail = f"{layer.kind} {layer.kernel}×{layer.kernel}, stride {layer.stride}, {layer.cin}→{layer.cout}"
         elif layer.op == "BatchNormalization":
             out, params, detail = shape, 2 * layer.cout, f"{layer.cout} channels"
         elif layer.op == "Relu":
@@ -830,7 +837,7 @@ def summary(net: CameraNet, batch: int = 1) -> list[dict[str, Any]]:
             params = layer.cin * layer.cout + layer.cout
             macs = batch * layer.cin * layer.cout
             detail = f"fully connected, {layer.cin}→{layer.cout}"
-        rows.append({"layer": layer.name, "op": layer.op, "detail": detail, "input": shape,
+        rows.append({"layer": layer.name, "op": layer.op, "kind": layer.kind, "detail": detail, "input": shape,
                      "output": out, "params": int(params), "macs": int(macs)})
         shape = out
     return rows

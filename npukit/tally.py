@@ -33,7 +33,12 @@ if TYPE_CHECKING:  # the real imports happen on first use, to keep `import npuki
     from .layouts import Conversion
     from .models import CameraNet
 
-__all__ = ["Row", "Context", "rows", "table"]
+__all__ = [
+    "Row",
+    "Context",
+    "rows",
+    "table",
+]
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,6 @@ __all__ = [
     "aligned_empty",
     "alignment_census",
     "cache_line_size",
-    "default_views",
-    "memory_map_figure",
-    "alignment_figure",
     "numbers",
 ]
 

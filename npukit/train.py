@@ -39,6 +39,7 @@ __all__ = [
     "accuracy",
     "confusion_matrix",
     "numbers",
+    "main",
 ]
 
 

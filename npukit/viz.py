@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+__all__ = [
+    "PALETTE",
+    "style",
+    "table",
+]
+
 #: Okabe & Ito (2008) colour-blind-safe palette, without black.
 PALETTE: tuple[str, ...] = (
     "#0072B2",  # blue

@@ -18,6 +18,13 @@ from ..data import CLASSES
 from ..models import CameraNet, summary
 
 
+__all__ = [
+    "confusion_figure",
+    "cost_figure",
+    "samples_figure",
+]
+
+
 def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> Any:
     """A heatmap of a confusion matrix, each cell labelled with its count.
 

@@ -13,6 +13,12 @@ from .. import _check, viz
 from ..gemm import Rung, _dims, _itemsizes, _order, compulsory, footprint, traffic
 
 
+__all__ = [
+    "traffic_figure",
+    "ladder_figure",
+    "sweep_figure",
+]
+
 _FAMILY = {"mnk": "C stays", "nmk": "C stays", "mkn": "A stays", "kmn": "A stays", "nkm": "B stays", "knm": "B stays"}
 
 

@@ -18,6 +18,13 @@ from ..graphs import (CONST_OPS, MachineSpec, MemoryPlan, OpCount, _model, _node
                       op_counts, tensor_shapes, topological_order)
 
 
+__all__ = [
+    "graph_figure",
+    "roofline_figure",
+    "lifetime_figure",
+]
+
+
 def _shape_text(shape: Sequence[int]) -> str:
     return "×".join(map(str, shape))
 

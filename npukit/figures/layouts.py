@@ -14,6 +14,13 @@ from .. import _check, viz
 from ..layouts import Conversion, onednn_tag, round_up
 
 
+__all__ = [
+    "element_order_figure",
+    "bandwidth_figure",
+    "padding_figure",
+]
+
+
 def _element_orders(channels: int, height: int, width: int, block: int):
     """For each layout, the memory offset of every (c, h, w) and the slot count."""
     c, h, w = np.meshgrid(np.arange(channels), np.arange(height), np.arange(width), indexing="ij")

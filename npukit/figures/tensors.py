@@ -18,6 +18,13 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 
+__all__ = [
+    "default_views",
+    "memory_map_figure",
+    "alignment_figure",
+]
+
+
 def default_views(x: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The views the memory-map figure shows by default.
 

@@ -14,6 +14,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+__all__ = [
+    "check",
+]
+
 
 def _show(x: Any) -> str:
     if isinstance(x, np.ndarray):

@@ -14,6 +14,12 @@ import json
 import pathlib
 import re
 
+__all__ = [
+    "strip_solutions",
+    "make_student_notebook",
+    "make_student_edition",
+]
+
 
 BEGIN = "### BEGIN SOLUTION"
 
