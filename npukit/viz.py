@@ -125,3 +125,82 @@ def table(rows: Iterable[Sequence[Any]], header: Sequence[str]) -> Any:
 
 
 
+
+
+def slider_figure(figures: Sequence[Any], labels: Sequence[str], *, prefix: str = "",
+                  height: int = 420) -> Any:
+    """Join several figures into one whose slider picks which is shown.
+
+    This is how a lab's live control appears in the static book: the lab
+    recomputes its figure whenever a widget moves; the book pre-computes the
+    figure at each of a few control values and lets a plotly slider switch
+    between them, in the browser, with no kernel and no network.
+
+    All figures' traces are added to one figure and each slider step makes
+    one figure's traces visible and applies its title, annotations and
+    shapes. The first figure's layout (axes, subplots) is the base, so the
+    figures should share their axes' structure.
+
+    Parameters
+    ----------
+    figures : sequence of plotly.graph_objects.Figure
+        One figure per control value.
+    labels : sequence of str
+        The slider's label for each figure.
+    prefix : str
+        Shown before the current label (e.g. ``"tile: "``).
+    height : int
+        Height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``figures`` holds a non-figure, is empty, or ``labels`` has another length.
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> figs = [go.Figure(go.Bar(x=["a"], y=[k]), layout_title_text=f"k = {k}") for k in (1, 2, 3)]
+    >>> fig = slider_figure(figs, ["1", "2", "3"], prefix="k: ")
+    >>> len(fig.data), [t.visible for t in fig.data], len(fig.layout.sliders[0].steps)
+    (3, [True, False, False], 3)
+    """
+    import plotly.graph_objects as go
+
+    figures = _check_sequence(figures, "figures")
+    labels = [str(x) for x in _check_sequence(labels, "labels")]
+    if not figures:
+        raise ValueError("figures must hold at least one figure")
+    if len(labels) != len(figures):
+        raise ValueError(f"labels must have one label per figure ({len(figures)}), got {len(labels)}")
+    for i, f in enumerate(figures):
+        if not isinstance(f, go.Figure):
+            raise TypeError(f"figures[{i}] must be a plotly.graph_objects.Figure, got {type(f).__name__}")
+    out = go.Figure(layout=figures[0].layout)
+    owner = []
+    for i, f in enumerate(figures):
+        for trace in f.data:
+            out.add_trace(trace)
+            owner.append(i)
+    steps = []
+    for i, (f, label) in enumerate(zip(figures, labels)):
+        visible = [o == i for o in owner]
+        changes = {"title.text": f.layout.title.text, "annotations": list(f.layout.annotations or ()),
+                   "shapes": list(f.layout.shapes or ())}
+        steps.append({"method": "update", "label": label, "args": [{"visible": visible}, changes]})
+    for trace, o in zip(out.data, owner):
+        trace.visible = o == 0
+    style(out, height=height)
+    out.update_layout(sliders=[{"active": 0, "currentvalue": {"prefix": prefix}, "pad": {"t": 40},
+                                "steps": steps}])
+    return out
+
+
+def _check_sequence(x: Any, name: str) -> list:
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple, got {type(x).__name__}")
+    return list(x)

@@ -10,9 +10,13 @@ were not drawn (a figure counts as drawn when its container holds plotly's
 Uses Debian's ``/usr/bin/chromium`` through Playwright; no browser is
 downloaded. The site is served from a local HTTP server on 127.0.0.1.
 
-Allowed, on lab pages only: requests to the CDN hosts from which myst-nb
-loads the ipywidgets manager (they cannot load offline; the widgets then show
-their static text fallback).
+Nothing is allowed to reach the network: labs' live controls (ipywidgets)
+appear in the book as plotly sliders, and no widget manager is loaded
+(``nb_ipywidgets_js: {}`` in ``_config.yml``).
+
+It also counts interactive figures — plotly sliders and animation frames —
+and, on a slider, moves it to its last step and checks the figure is still
+drawn without errors, so a static control is known to work.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import os
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = [
@@ -35,7 +38,6 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-WIDGET_CDN_HOSTS = {"cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com"}
 SKIP = {"genindex.html", "search.html"}
 
 
@@ -56,32 +58,47 @@ def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def allowed(page: str, url: str) -> bool:
-    return page.startswith("labs/") and urlparse(url).hostname in WIDGET_CDN_HOSTS
+
+# In the page: for every plotly figure with a slider, move it to its last step
+# (what a reader's drag does) and count frames of animated figures.
+_MOVE_SLIDERS = """
+async () => {
+  const out = {sliders: 0, frames: 0, broken: 0};
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const frames = (gd._transitionData && gd._transitionData._frames) || [];
+    out.frames += frames.length;
+    const sliders = (gd.layout && gd.layout.sliders) || [];
+    for (let i = 0; i < sliders.length; i++) {
+      out.sliders += 1;
+      const steps = sliders[i].steps || [];
+      const last = steps[steps.length - 1];
+      try {
+        if (last && last.method === 'update') await Plotly.update(gd, ...last.args);
+        else if (last && last.method === 'animate') await Plotly.animate(gd, ...last.args);
+        else if (last && last.method === 'restyle') await Plotly.restyle(gd, ...last.args);
+        else if (last && last.method === 'relayout') await Plotly.relayout(gd, ...last.args);
+        if (!gd.querySelector('svg.main-svg')) out.broken += 1;
+      } catch (e) { out.broken += 1; }
+    }
+  }
+  return out;
+}
+"""
 
 
-def check_page(context, base: str, rel: str) -> tuple[list[str], int]:
+def check_page(context, base: str, rel: str) -> tuple[list[str], int, dict]:
     problems: list[str] = []
     page = context.new_page()
 
     def on_console(msg):
         if msg.type == "error":
             url = (msg.location or {}).get("url", "")
-            if not allowed(rel, url):
-                problems.append(f"console error: {msg.text} ({url})")
+            problems.append(f"console error: {msg.text} ({url})")
 
     page.on("console", on_console)
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on(
-        "requestfailed",
-        lambda req: None if allowed(rel, req.url) else problems.append(f"request failed: {req.url} ({req.failure})"),
-    )
-    page.on(
-        "response",
-        lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}")
-        if resp.status >= 400 and not allowed(rel, resp.url)
-        else None,
-    )
+    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
+    page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
     page.goto(f"{base}/{rel}", wait_until="load")
     try:
         page.wait_for_load_state("networkidle", timeout=15000)
@@ -93,8 +110,11 @@ def check_page(context, base: str, rel: str) -> tuple[list[str], int]:
     )
     if drawn != figures:
         problems.append(f"{figures - drawn} of {figures} plotly figures not drawn")
+    interactive = page.evaluate(_MOVE_SLIDERS)
+    if interactive["broken"]:
+        problems.append(f"{interactive['broken']} interactive figures failed when their slider moved")
     page.close()
-    return problems, figures
+    return problems, figures, interactive
 
 
 def main(argv: list[str]) -> int:
@@ -111,16 +131,19 @@ def main(argv: list[str]) -> int:
 
     server, base = serve(root)
     failures = 0
-    total_figures = 0
+    total_figures = total_sliders = total_frames = 0
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
             context = browser.new_context()
             for rel in pages:
-                problems, figures = check_page(context, base, rel)
+                problems, figures, interactive = check_page(context, base, rel)
                 total_figures += figures
+                total_sliders += interactive["sliders"]
+                total_frames += interactive["frames"]
                 status = "ok " if not problems else "FAIL"
-                print(f"  {status} {rel}  ({figures} figures)")
+                print(f"  {status} {rel}  ({figures} figures, {interactive['sliders']} sliders, "
+                      f"{interactive['frames']} animation frames)")
                 for p in problems:
                     print(f"       - {p}")
                 failures += bool(problems)
@@ -128,7 +151,8 @@ def main(argv: list[str]) -> int:
     finally:
         server.shutdown()
     print(
-        f"browser check: {len(pages)} pages, {total_figures} plotly figures; "
+        f"browser check: {len(pages)} pages, {total_figures} plotly figures "
+        f"({total_sliders} sliders moved, {total_frames} animation frames); "
         f"{len(pages) - failures} passed, {failures} failed"
     )
     return 1 if failures else 0
