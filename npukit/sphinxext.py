@@ -104,7 +104,20 @@ def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, d
     scripts[:] = unique
 
 
+def given_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{given}`32 KiB```: an assumed value (a spec, a budget, an exercise's data), not a measurement.
+
+    It renders as plain text; the mark tells the number scan
+    (``tests/number_scan.py``) and the reader's source view that the number
+    is an input, so it needs neither ``glue`` nor a citation.
+    """
+    from docutils import nodes
+
+    return [nodes.inline(rawtext, text, classes=["npukit-given"])], []
+
+
 def setup(app: Any) -> dict:
+    app.add_role("given", given_role)
     app.connect("html-page-context", _page_context)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("build-finished", _copy_plotly_js)

@@ -1,0 +1,23 @@
+"""No hand-typed measurements: every number with a unit in prose is glued, cited or marked given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from number_scan import findings
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted([*ROOT.glob("chapters/*.md"), ROOT / "intro.md"])
+
+
+def test_the_scan_finds_a_hand_typed_measurement():
+    hits = findings((Path(__file__).parent / "fixtures" / "hand_typed.md").read_text(encoding="utf-8"))
+    assert [h[1] for h in hits] == ["41.3 µs", "3.2×"], hits
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_page_has_no_hand_typed_measurement(page):
+    hits = findings(page.read_text(encoding="utf-8"))
+    assert not hits, "\n".join(f"{page.name}:{line}: {hit!r} in: {s}" for line, hit, s in hits)
