@@ -4,19 +4,132 @@ A checker calls the learner's function on *fresh* cases — inputs the lab never
 showed — drawn from a seeded RNG, and compares each answer with an independent
 reference (NumPy, ONNX's reference evaluator, a brute-force loop), never with
 the lab's own solution. It prints one line on success and raises
-``AssertionError`` naming the failing input otherwise.
+:class:`CheckFailed` (an ``AssertionError``) naming the failing input otherwise.
+
+Two outcomes read as one line in a notebook, with no traceback through this
+package: :class:`NotAttempted` when the learner's function still raises
+``NotImplementedError`` (the student edition), and :class:`CheckFailed`.
+
+While the learner's function runs, :func:`learner_call` watches which Python
+functions execute: calling npukit's own implementation of the exercise, or
+the checker's own references, fails the check however it was imported.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
+import sys
+import types
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 __all__ = [
+    "CheckFailed",
+    "NotAttempted",
     "check",
+    "learner_call",
 ]
+
+
+class CheckFailed(AssertionError):
+    """A check that failed; a notebook shows only its message, not a traceback into npukit."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom error display
+        return [f"\x1b[31m✗ {line}\x1b[0m" if i == 0 else line for i, line in enumerate(str(self).splitlines())]
+
+
+class NotAttempted(CheckFailed):
+    """The learner's function still raises ``NotImplementedError``: the exercise is not done yet."""
+
+
+def _code_objects(items: Iterable[Any]) -> dict[types.CodeType, str]:
+    """Code objects of functions, classes' methods and modules' functions, with a readable name each."""
+    out: dict[types.CodeType, str] = {}
+
+    def add(obj: Any, name: str) -> None:
+        obj = inspect.unwrap(obj) if callable(obj) else obj
+        if isinstance(obj, (types.FunctionType, types.MethodType)):
+            out[obj.__code__ if isinstance(obj, types.FunctionType) else obj.__func__.__code__] = name
+        elif isinstance(obj, type):
+            for k, v in vars(obj).items():
+                if isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                if isinstance(v, (types.FunctionType, property)):
+                    for f in (v.fget, v.fset) if isinstance(v, property) else (v,):
+                        if f is not None:
+                            add(f, f"{name}.{k}")
+
+    for item in items:
+        if isinstance(item, types.ModuleType):
+            for k, v in vars(item).items():
+                if getattr(v, "__module__", None) == item.__name__:
+                    add(v, f"{item.__name__}.{k}")
+        else:
+            add(item, f"{getattr(item, '__module__', '?')}.{getattr(item, '__qualname__', item)}")
+    return out
+
+
+def learner_call(name: str, fn: Callable[..., Any], *args: Any, forbid: Iterable[Any] = ()) -> Any:
+    """Call the learner's ``fn(*args)``, refusing shortcuts and turning "not done" into one line.
+
+    Parameters
+    ----------
+    name : str
+        The exercise, for messages.
+    fn : callable
+        The learner's function.
+    *args
+        Its arguments.
+    forbid : iterable
+        Functions, classes or whole modules whose code must not run inside
+        ``fn``: npukit's own implementation of the exercise and the checker's
+        references. They are recognised by their code objects, so an alias
+        (``from npukit.gemm import tiled_matmul as mm``) is caught too.
+
+    Raises
+    ------
+    NotAttempted
+        If ``fn`` raises ``NotImplementedError``.
+    CheckFailed
+        If ``fn`` ran forbidden code.
+
+    Examples
+    --------
+    >>> import math
+    >>> def mine(x):
+    ...     return math.floor(x)
+    >>> learner_call("floor", mine, 2.5)
+    2
+    >>> def todo(x):
+    ...     raise NotImplementedError()
+    >>> learner_call("floor", todo, 2.5)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.NotAttempted: floor: not attempted yet (the function still raises NotImplementedError).
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable (your function for {name}), got {type(fn).__name__}")
+    forbidden = _code_objects(forbid)
+    seen: list[str] = []
+
+    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in forbidden and not seen:
+            seen.append(forbidden[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile if forbidden else previous)
+    try:
+        result = fn(*args)
+    except NotImplementedError:
+        raise NotAttempted(f"{name}: not attempted yet (the function still raises NotImplementedError).") from None
+    finally:
+        sys.setprofile(previous)
+    if seen:
+        raise CheckFailed(f"{name}: your function called {seen[0]}. This exercise asks you to write it yourself, "
+                          "so npukit's implementation and the checker's references are off limits.")
+    return result
 
 
 def _show(x: Any) -> str:
@@ -50,6 +163,7 @@ def check(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     compare: Callable[[Any, Any], bool] | None = None,
+    forbid: Iterable[Any] = (),
 ) -> int:
     """Check ``learner(*case)`` against ``reference(*case)`` for every case.
 
@@ -68,6 +182,8 @@ def check(
         Tolerances for floating-point answers.
     compare : callable, optional
         ``compare(got, want) -> bool`` replacing the default comparison.
+    forbid : iterable
+        What the learner's function may not call (see :func:`learner_call`).
 
     Returns
     -------
@@ -78,8 +194,11 @@ def check(
     ------
     TypeError
         If ``learner`` or ``reference`` is not callable.
-    AssertionError
-        On the first case where the answers differ, naming the input.
+    NotAttempted
+        If the learner's function raises ``NotImplementedError``.
+    CheckFailed
+        On the first case where the answers differ, naming the input, or when
+        the learner's function calls something in ``forbid``.
 
     Examples
     --------
@@ -91,14 +210,15 @@ def check(
         raise TypeError(f"learner must be callable, got {type(learner).__name__}")
     if not callable(reference):
         raise TypeError(f"reference must be callable, got {type(reference).__name__}")
+    forbid = tuple(forbid)
     n = 0
     for case in cases:
         want = reference(*copy.deepcopy(case))
-        got = learner(*copy.deepcopy(case))
+        got = learner_call(name, learner, *copy.deepcopy(case), forbid=forbid)
         ok = compare(got, want) if compare is not None else _same(got, want, rtol, atol)
         if not ok:
             args = ", ".join(_show(a) for a in case)
-            raise AssertionError(
+            raise CheckFailed(
                 f"{name}: wrong answer for input ({args}).\n  expected: {_show(want)}\n  got:      {_show(got)}"
             )
         n += 1
