@@ -104,6 +104,31 @@ def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, d
     scripts[:] = unique
 
 
+def _number_exercises_per_chapter(app: Any, env: Any) -> list[str]:
+    """Number exercises per chapter: the second exercise of ``chapters/03_*.md`` is Exercise 3.2.
+
+    Sphinx numbers enumerable nodes across the whole book when the table of
+    contents is not numbered (this book numbers its chapters in their titles,
+    from 0). Runs after Sphinx assigned its numbers and renumbers each chapter's
+    exercises in document order as ``(chapter, k)``.
+    """
+    import re
+
+    changed = []
+    for docname, numbers in env.toc_fignumbers.items():
+        m = re.match(r"chapters/(\d+)_", docname)
+        ex = numbers.get("exercise")
+        if not m or not ex:
+            continue
+        chapter = int(m.group(1))
+        order = sorted(ex, key=lambda ident: ex[ident])
+        renumbered = {ident: (chapter, k) for k, ident in enumerate(order, start=1)}
+        if renumbered != ex:
+            numbers["exercise"] = renumbered
+            changed.append(docname)
+    return changed
+
+
 def given_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{given}`32 KiB```: an assumed value (a spec, a budget, an exercise's data), not a measurement.
 
@@ -118,6 +143,7 @@ def given_role(name, rawtext, text, lineno, inliner, options=None, content=None)
 
 def setup(app: Any) -> dict:
     app.add_role("given", given_role)
+    app.connect("env-get-updated", _number_exercises_per_chapter, priority=900)
     app.connect("html-page-context", _page_context)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("build-finished", _copy_plotly_js)
