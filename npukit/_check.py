@@ -7,6 +7,8 @@ and says what was expected, the course's convention for bad input.
 from __future__ import annotations
 
 import numbers
+import os
+import pathlib
 from typing import Any
 
 import numpy as np
@@ -105,14 +107,61 @@ def labels(x: Any, name: str, *, classes: int, n: int | None = None) -> np.ndarr
 
     A negative label would silently index from the end (class -1 is the last
     class) and a label past the end would silently count as wrong, so both are
-    refused here, in the one place every label enters.
+    refused here, in the one place every label enters. ``n``, if given, is the
+    number of images the labels belong to.
     """
     x = as_array(x, name)
-    if x.ndim != 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be a 1-D integer array, got {x.dtype} of shape {x.shape}")
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer class indices, got dtype {x.dtype}")
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one label per image), got shape {x.shape}")
     if n is not None and len(x) != n:
         raise ValueError(f"{name} must have {n} entries (one per image), got {len(x)}")
     if x.size and (x.min() < 0 or x.max() >= classes):
         bad = x[(x < 0) | (x >= classes)][0]
         raise ValueError(f"{name} must be class indices in [0, {classes}), got {int(bad)}")
     return x
+
+
+def instance(x: Any, name: str, cls: type | tuple[type, ...], what: str | None = None) -> Any:
+    """Return ``x`` if it is an instance of ``cls``; ``what`` names the expected type in the message."""
+    if not isinstance(x, cls):
+        if what is None:
+            what = cls.__name__ if isinstance(cls, type) else " or ".join(c.__name__ for c in cls)
+        raise TypeError(f"{name} must be a {what}, got {type(x).__name__}")
+    return x
+
+
+def boolean(x: Any, name: str) -> bool:
+    """Return ``x`` if it is ``True`` or ``False`` (a NumPy bool too); 0 and 1 are refused."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r}")
+    return bool(x)
+
+
+def text(x: Any, name: str, *, optional: bool = False) -> str | None:
+    """Return ``x`` if it is a string (or ``None`` when ``optional``)."""
+    if x is None and optional:
+        return None
+    if not isinstance(x, str):
+        raise TypeError(f"{name} must be a string{' or None' if optional else ''}, got {type(x).__name__}")
+    return x
+
+
+def fraction(x: Any, name: str) -> float:
+    """Return ``x`` as ``float`` if it is a real number in [0, 1)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    x = float(x)
+    if not 0 <= x < 1:
+        raise ValueError(f"{name} must be a number in [0, 1), got {x}")
+    return x
+
+
+def path(x: Any, name: str) -> pathlib.Path:
+    """Return ``x`` as a ``pathlib.Path`` if it is a non-empty ``str`` or path-like object."""
+    if not isinstance(x, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or pathlib.Path, got {type(x).__name__}")
+    if str(x) == "":
+        raise ValueError(f"{name} must not be empty")
+    return pathlib.Path(x)
