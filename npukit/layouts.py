@@ -13,40 +13,29 @@ tensor is itself a strided view of the input, and only the GEMM's copy costs
 memory.
 
 See chapter 2, "Layouts" (chapters/02_layouts.md).
-
-plotly is imported inside the figure functions, so ``import npukit`` stays fast.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers as _numbers
 import statistics
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from . import _arith, _check
-from ._arith import conv_out_size
 
 if TYPE_CHECKING:
     from . import tally
 
 __all__ = [
-    "LETTERS",
-    "Conversion",
-    "PaddingCost",
-    "permutation",
-    "convert",
-    "conversion_is_free",
-    "onednn_tag",
-    "round_up",
-    "to_blocked",
-    "from_blocked",
-    "padding_cost",
-    "im2col",
-    "im2col_blowup",
-    "measure_conversion",
-    "numbers",
+    "LETTERS", "permutation", "convert", "conversion_is_free", "onednn_tag",  # layout strings
+    "round_up", "to_blocked", "from_blocked", "PaddingCost", "padding_cost",  # blocked layouts, padding
+    "im2col", "im2col_blowup",  # convolution patches
+    "Conversion", "measure_conversion",  # what a conversion costs
+    "numbers",  # the "numbers so far" rows
 ]
 
 #: The axis letters a layout string may use, in the logical order oneDNN and
@@ -60,15 +49,19 @@ LETTERS = "NCDHW"
 def _layout(s: Any, name: str) -> str:
     if not isinstance(s, str):
         raise TypeError(f"{name} must be a layout string such as 'NCHW', got {type(s).__name__}")
-    bad = sorted(set(s) - set(LETTERS))
-    if not s or bad:
-        raise ValueError(
-            f"{name} must be a layout string of the letters {', '.join(LETTERS)} "
-            f"(e.g. 'NCHW', 'NHWC'); got {s!r}"
-        )
+    if not s or set(s) - set(LETTERS):
+        raise ValueError(f"{name} must be a layout string of the letters {', '.join(LETTERS)} (e.g. 'NCHW'); got {s!r}")
     if len(set(s)) != len(s):
         raise ValueError(f"{name} must not repeat a letter, got {s!r}")
     return s
+
+
+def _shape_in(shape: Any, src: Any) -> tuple[tuple[int, ...], str]:
+    """``shape`` and ``src`` checked, and checked against each other."""
+    shape, src = _check.shape(shape, "shape"), _layout(src, "src")
+    if len(shape) != len(src):
+        raise ValueError(f"src {src!r} names {len(src)} axes but shape has {len(shape)}: {shape}")
+    return shape, src
 
 
 def permutation(src: str, dst: str) -> tuple[int, ...]:
@@ -76,6 +69,7 @@ def permutation(src: str, dst: str) -> tuple[int, ...]:
 
     ``np.transpose(x, permutation(src, dst))`` is ``x`` seen in layout
     ``dst``: axis *i* of the result is axis ``perm[i]`` of ``x``.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -85,24 +79,17 @@ def permutation(src: str, dst: str) -> tuple[int, ...]:
     Returns
     -------
     tuple of int
-        The permutation.
 
     Raises
     ------
-    TypeError
-        If a layout is not a string.
-    ValueError
-        If a layout uses letters outside ``N, C, D, H, W``, repeats one, or
-        ``dst`` does not have the same letters as ``src``.
+    TypeError, ValueError
+        If a layout is not a string, uses letters outside ``N, C, D, H, W``,
+        repeats one, or ``dst`` does not have the same letters as ``src``.
 
     Examples
     --------
-    >>> permutation("NCHW", "NHWC")
-    (0, 2, 3, 1)
-    >>> permutation("NHWC", "NCHW")
-    (0, 3, 1, 2)
-    >>> permutation("HWC", "CHW")
-    (2, 0, 1)
+    >>> permutation("NCHW", "NHWC"), permutation("NHWC", "NCHW"), permutation("HWC", "CHW")
+    ((0, 2, 3, 1), (0, 3, 1, 2), (2, 0, 1))
     """
     src, dst = _layout(src, "src"), _layout(dst, "dst")
     if sorted(src) != sorted(dst):
@@ -117,6 +104,7 @@ def convert(x: np.ndarray, src: str, dst: str, *, copy: bool = True) -> np.ndarr
     no data moved. With ``copy=True`` (the default) it is a C-contiguous array
     in the new layout — the bytes really rearranged, one full read and one full
     write of the tensor, which is what a kernel or a DMA engine needs.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -134,10 +122,9 @@ def convert(x: np.ndarray, src: str, dst: str, *, copy: bool = True) -> np.ndarr
 
     Raises
     ------
-    TypeError
-        If ``x`` is not an array or a layout is not a string.
-    ValueError
-        If a layout is invalid, the letters differ, or ``len(src) != x.ndim``.
+    TypeError, ValueError
+        If ``x`` is not an array, ``copy`` not a bool, a layout invalid, the
+        letters differ, or ``len(src) != x.ndim``.
 
     Examples
     --------
@@ -152,6 +139,7 @@ def convert(x: np.ndarray, src: str, dst: str, *, copy: bool = True) -> np.ndarr
     True
     """
     _check.as_array(x, "x")
+    copy = _check.boolean(copy, "copy")
     perm = permutation(src, dst)
     if len(src) != x.ndim:
         raise ValueError(f"src {src!r} names {len(src)} axes but x has {x.ndim} (shape {x.shape})")
@@ -164,8 +152,10 @@ def conversion_is_free(shape: Sequence[int], src: str, dst: str) -> bool:
 
     The contiguous ``dst`` tensor has exactly the bytes of the ``src`` tensor
     when the axes longer than 1 keep their relative order: only axes of
-    length 1 (a batch of one, a single channel, a 1×1 feature map) move.
-    Then ``np.ascontiguousarray`` of the permuted view returns the view.
+    length 1 (a batch of one, a single channel as in the second example, a
+    1×1 feature map as in the third) move. Then ``np.ascontiguousarray`` of
+    the permuted view returns the view.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -185,17 +175,11 @@ def conversion_is_free(shape: Sequence[int], src: str, dst: str) -> bool:
 
     Examples
     --------
-    >>> conversion_is_free((1, 3, 224, 224), "NCHW", "NHWC")
-    False
-    >>> conversion_is_free((8, 1, 28, 28), "NCHW", "NHWC")     # one channel
-    True
-    >>> conversion_is_free((1, 256, 1, 1), "NCHW", "NHWC")     # pooled features
-    True
+    >>> [conversion_is_free(s, "NCHW", "NHWC") for s in [(1, 3, 224, 224), (8, 1, 28, 28), (1, 256, 1, 1)]]
+    [False, True, True]
     """
-    shape = _check.shape(shape, "shape")
+    shape, src = _shape_in(shape, src)
     perm = permutation(src, dst)
-    if len(shape) != len(src):
-        raise ValueError(f"src {src!r} names {len(src)} axes but shape has {len(shape)}: {shape}")
     if 0 in shape:
         return True
     order = [p for p in perm if shape[p] != 1]
@@ -208,7 +192,7 @@ def onednn_tag(layout: str, block: int | None = None) -> str:
     oneDNN names the logical axes ``a, b, c, d, …`` in the order
     N, C, (D,) H, W and writes them from the outermost to the innermost in
     memory; a blocked axis appears as a capital letter plus its inner block,
-    e.g. nChw16c is ``aBcd16b``.
+    e.g. nChw16c is ``aBcd16b``. See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -232,23 +216,37 @@ def onednn_tag(layout: str, block: int | None = None) -> str:
     ('abcd', 'acdb', 'aBcd16b')
     """
     layout = _layout(layout, "layout")
-    logical = [a for a in LETTERS if a in layout]
-    name = {a: "abcde"[i] for i, a in enumerate(logical)}
+    name = {a: "abcde"[i] for i, a in enumerate(a for a in LETTERS if a in layout)}  # logical order
     tag = "".join(name[a] for a in layout)
     if block is None:
         return tag
     block = _check.integer(block, "block", minimum=1)
     if "C" not in layout:
         raise ValueError(f"block needs a channel axis, but layout {layout!r} has no 'C'")
-    c = name["C"]
-    return tag.replace(c, c.upper()) + f"{block}{c}"
+    return tag.replace(name["C"], name["C"].upper()) + f"{block}{name['C']}"
 
 
 # ---- blocked layouts and padding ------------------------------------------------
 
 
 def round_up(n: int, multiple: int) -> int:
-    """The smallest multiple of ``multiple`` that is ≥ ``n``.
+    """The smallest multiple of ``multiple`` that is ≥ ``n``: an axis's padded length.
+
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+
+    Parameters
+    ----------
+    n, multiple : int
+        A length (≥ 0) and the multiple to pad it to (≥ 1).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n`` is not an integer >= 0 or ``multiple`` not an integer >= 1.
 
     Examples
     --------
@@ -256,8 +254,7 @@ def round_up(n: int, multiple: int) -> int:
     (16, 32, 0)
     """
     n = _check.integer(n, "n", minimum=0)
-    multiple = _check.integer(multiple, "multiple", minimum=1)
-    return _arith.round_up(n, multiple)
+    return _arith.round_up(n, _check.integer(multiple, "multiple", minimum=1))
 
 
 def _fill_blocked(out: np.ndarray, x: np.ndarray, block: int) -> None:
@@ -274,11 +271,11 @@ def _fill_blocked(out: np.ndarray, x: np.ndarray, block: int) -> None:
 def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
     """NCHW → nChw{block}c: split channels into blocks and put each block innermost.
 
-    The result has shape ``(N, ceil(C / block), H, W, block)``; element
-    ``x[n, c, h, w]`` lands at ``[n, c // block, h, w, c % block]``. Channels
-    beyond ``C`` in the last block are zeros (the padding a blocked kernel
-    computes on and discards). Any number of spatial axes works (``NCW``,
-    ``NCDHW``): axis 1 is the channel axis.
+    Element ``x[n, c, h, w]`` lands at ``[n, c // block, h, w, c % block]``;
+    channels beyond ``C`` in the last block are zeros (the padding a blocked
+    kernel computes on and discards). Axis 1 is the channel axis; any number
+    of spatial axes works (``NCW``, ``NCDHW``).
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -290,30 +287,24 @@ def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        A new C-contiguous array of shape ``(N, ceil(C/block), *spatial, block)``.
+        New, C-contiguous, of ``x``'s dtype and shape ``(N, ceil(C/block), *spatial, block)``.
 
     Raises
     ------
-    TypeError
-        If ``x`` is not an array or ``block`` not an integer.
-    ValueError
-        If ``x`` has fewer than 2 axes or ``block`` < 1.
+    TypeError, ValueError
+        If ``x`` is not an array of ≥ 2 axes, or ``block`` not an integer ≥ 1.
 
     Examples
     --------
-    >>> x = np.arange(2 * 3 * 2, dtype=np.float32).reshape(1, 3, 2, 2)   # C = 3
-    >>> b = to_blocked(x, 4)
-    >>> b.shape
-    (1, 1, 2, 2, 4)
-    >>> b[0, 0, 0, 0]          # pixel (0, 0): channels 0, 1, 2 and one pad
-    array([0., 4., 8., 0.], dtype=float32)
+    >>> b = to_blocked(np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2), 4)   # C = 3
+    >>> b.shape, b[0, 0, 0, 0]          # pixel (0, 0): channels 0, 1, 2 and one pad
+    ((1, 1, 2, 2, 4), array([0., 4., 8., 0.], dtype=float32))
     """
     _check.as_array(x, "x")
     block = _check.integer(block, "block", minimum=1)
     if x.ndim < 2:
         raise ValueError(f"x must have at least 2 axes (N, C, ...), got shape {x.shape}")
-    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
-    out = np.zeros((n, -(-c // block), *spatial, block), dtype=x.dtype)
+    out = np.zeros((x.shape[0], -(-x.shape[1] // block), *x.shape[2:], block), dtype=x.dtype)
     _fill_blocked(out, x, block)
     return out
 
@@ -321,10 +312,12 @@ def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
 def from_blocked(x: np.ndarray, block: int, channels: int) -> np.ndarray:
     """nChw{block}c → NCHW: the inverse of :func:`to_blocked`, dropping the padding.
 
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+
     Parameters
     ----------
     x : numpy.ndarray
-        A blocked tensor of shape ``(N, Cb, *spatial, block)``.
+        A blocked tensor of shape ``(N, Cb, *spatial, block)``, ``Cb`` ≥ 1.
     block : int
         The block size; must equal ``x.shape[-1]``.
     channels : int
@@ -333,37 +326,32 @@ def from_blocked(x: np.ndarray, block: int, channels: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        A new C-contiguous array of shape ``(N, channels, *spatial)``.
+        New, C-contiguous, of ``x``'s dtype and shape ``(N, channels, *spatial)``.
 
     Raises
     ------
-    TypeError
-        If ``x`` is not an array or ``block``/``channels`` not integers.
-    ValueError
-        If ``x`` has fewer than 3 axes, ``block`` differs from the last axis,
-        or ``channels`` does not need exactly ``Cb`` blocks.
+    TypeError, ValueError
+        If ``x`` is not such an array, ``block`` differs from its last axis, or
+        ``channels`` does not need exactly ``Cb`` blocks.
 
     Examples
     --------
     >>> x = np.random.default_rng(0).random((2, 5, 3, 3), dtype=np.float32)
     >>> b = to_blocked(x, 4)
-    >>> b.shape
-    (2, 2, 3, 3, 4)
-    >>> bool((from_blocked(b, 4, 5) == x).all())
-    True
+    >>> b.shape, bool((from_blocked(b, 4, 5) == x).all())
+    ((2, 2, 3, 3, 4), True)
     """
     _check.as_array(x, "x")
     block = _check.integer(block, "block", minimum=1)
     channels = _check.integer(channels, "channels", minimum=1)
-    if x.ndim < 3:
-        raise ValueError(f"x must have at least 3 axes (N, Cb, ..., block), got shape {x.shape}")
+    if x.ndim < 3 or x.shape[1] < 1:
+        raise ValueError(f"x must have at least 3 axes (N, Cb, ..., block) and Cb >= 1, got shape {x.shape}")
     if x.shape[-1] != block:
         raise ValueError(f"block must equal the last axis of x ({x.shape[-1]}), got {block}")
     n, cb, spatial = x.shape[0], x.shape[1], x.shape[2:-1]
     if not (cb - 1) * block < channels <= cb * block:
-        raise ValueError(
-            f"channels must be in {(cb - 1) * block + 1}..{cb * block} for {cb} blocks of {block}, got {channels}"
-        )
+        raise ValueError(f"channels must be in {(cb - 1) * block + 1}..{cb * block} for {cb} blocks of {block}, "
+                         f"got {channels}")
     out = np.empty((n, channels, *spatial), dtype=x.dtype)
     src = np.moveaxis(x, -1, 2)  # (N, Cb, block, *spatial): a view of x
     full = channels // block
@@ -376,12 +364,27 @@ def from_blocked(x: np.ndarray, block: int, channels: int) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class PaddingCost:
-    """What padding one axis to a multiple costs (see :func:`padding_cost`)."""
+    """What padding one axis to a multiple costs (see :func:`padding_cost`).
+
+    A record built by hand is checked: ``padded_shape`` has ``shape``'s axes,
+    none shorter, and both byte counts use one itemsize.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+    """
 
     shape: tuple[int, ...]
     padded_shape: tuple[int, ...]
     nbytes: int
     padded_nbytes: int
+
+    def __post_init__(self) -> None:
+        shape, padded = _check.shape(self.shape, "shape"), _check.shape(self.padded_shape, "padded_shape")
+        if len(padded) != len(shape) or any(p < s for p, s in zip(padded, shape)):
+            raise ValueError(f"padded_shape must have the axes of shape {shape}, none shorter; got {padded}")
+        nbytes, padded_nbytes = _check.integer(self.nbytes, "nbytes", minimum=0), self.padded_nbytes
+        if nbytes * math.prod(padded) != _check.integer(padded_nbytes, "padded_nbytes", minimum=0) * math.prod(shape):
+            raise ValueError(f"nbytes and padded_nbytes must count one itemsize, got {nbytes} and {padded_nbytes}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "padded_shape", padded)
 
     @property
     def wasted_bytes(self) -> int:
@@ -397,16 +400,15 @@ class PaddingCost:
 def padding_cost(shape: Sequence[int], multiple: int, axis: int = 1, itemsize: int = 4) -> PaddingCost:
     """Bytes before and after padding ``shape[axis]`` to a multiple of ``multiple``.
 
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+
     Parameters
     ----------
     shape : tuple of int
         The tensor's shape.
-    multiple : int
-        The multiple to pad to (≥ 1).
-    axis : int
-        The padded axis (channels of NCHW by default).
-    itemsize : int
-        Bytes per element (4 for float32, 1 for int8).
+    multiple, axis, itemsize : int
+        The multiple to pad to (≥ 1), the padded axis (channels of NCHW by
+        default), and bytes per element (4 for float32, 1 for int8).
 
     Returns
     -------
@@ -433,24 +435,21 @@ def padding_cost(shape: Sequence[int], multiple: int, axis: int = 1, itemsize: i
         raise ValueError(f"axis must be in [{-len(shape)}, {len(shape)}) for shape {shape}, got {axis}")
     padded = list(shape)
     padded[axis] = round_up(shape[axis], multiple)
-    return PaddingCost(
-        shape=shape,
-        padded_shape=tuple(padded),
-        nbytes=int(np.prod(shape)) * itemsize,
-        padded_nbytes=int(np.prod(padded)) * itemsize,
-    )
+    return PaddingCost(shape, tuple(padded), math.prod(shape) * itemsize, math.prod(padded) * itemsize)
 
 
 # ---- im2col ------------------------------------------------------------------------
 
 
 def _pair(v: Any, name: str, minimum: int) -> tuple[int, int]:
-    if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise ValueError(f"{name} must be an integer or a pair of integers, got {v!r}")
-        return (_check.integer(v[0], f"{name}[0]", minimum=minimum), _check.integer(v[1], f"{name}[1]", minimum=minimum))
-    v = _check.integer(v, name, minimum=minimum)
-    return v, v
+    """``v`` as two integers >= ``minimum``; one integer stands for both."""
+    if isinstance(v, _numbers.Integral) and not isinstance(v, bool):
+        return (_check.integer(v, name, minimum=minimum),) * 2  # type: ignore[return-value]
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"{name} must be an integer or a pair of integers, got {type(v).__name__} {v!r}")
+    if len(v) != 2:
+        raise ValueError(f"{name} must be an integer or a pair of integers, got {v!r}")
+    return _check.integer(v[0], f"{name}[0]", minimum=minimum), _check.integer(v[1], f"{name}[1]", minimum=minimum)
 
 
 def _pads(pad: Any) -> tuple[int, int, int, int]:
@@ -467,13 +466,10 @@ def _conv_geometry(shape, kernel, stride, pad, dilation):
     (kh, kw), (sh, sw) = _pair(kernel, "kernel", 1), _pair(stride, "stride", 1)
     (dh, dw), (pt, pl, pb, pr) = _pair(dilation, "dilation", 1), _pads(pad)
     n, c, h, w = shape
-    ho = conv_out_size(h, kh, sh, pt, pb, dh)
-    wo = conv_out_size(w, kw, sw, pl, pr, dw)
+    ho, wo = _arith.conv_out_size(h, kh, sh, pt, pb, dh), _arith.conv_out_size(w, kw, sw, pl, pr, dw)
     if ho < 1 or wo < 1:
-        raise ValueError(
-            f"kernel {(kh, kw)} with dilation {(dh, dw)} does not fit the padded input "
-            f"{(h + pt + pb, w + pl + pr)}: the output would be {(ho, wo)}"
-        )
+        raise ValueError(f"kernel {(kh, kw)} with dilation {(dh, dw)} does not fit the padded input "
+                         f"{(h + pt + pb, w + pl + pr)}: the output would be {(ho, wo)}")
     return (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (ho, wo)
 
 
@@ -486,20 +482,18 @@ def im2col(x: np.ndarray, kernel: Any, stride: Any = 1, pad: Any = 0, dilation: 
     the result is ``x`` seen through six strides (and read-only, because
     patches overlap). ``cols.reshape(N*Ho*Wo, C*kh*kw)`` is the copy a GEMM
     needs; then ``@ W.reshape(Co, -1).T`` is the convolution in NHWC order.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
     x : numpy.ndarray
         The input, shape (N, C, H, W); any strides.
-    kernel : int or (int, int)
-        Kernel height and width (≥ 1).
-    stride : int or (int, int)
-        Step between patches (≥ 1).
+    kernel, stride, dilation : int or (int, int)
+        Kernel height and width, step between patches, spacing between
+        kernel taps (each ≥ 1).
     pad : int, (int, int) or (int, int, int, int)
-        Zero padding: all sides, (rows, columns), or ONNX's
-        (top, left, bottom, right). Non-negative.
-    dilation : int or (int, int)
-        Spacing between kernel taps (≥ 1).
+        Zero padding (≥ 0): all sides, (rows, columns), or ONNX's
+        (top, left, bottom, right).
 
     Returns
     -------
@@ -509,11 +503,9 @@ def im2col(x: np.ndarray, kernel: Any, stride: Any = 1, pad: Any = 0, dilation: 
 
     Raises
     ------
-    TypeError
-        If ``x`` is not an array or a parameter is not an integer (pair).
-    ValueError
-        If ``x`` is not 4-D, a parameter is out of range, or the kernel does
-        not fit the padded input.
+    TypeError, ValueError
+        If ``x`` is not a 4-D array, a parameter is not an integer (pair) in
+        range, or the kernel does not fit the padded input.
 
     Examples
     --------
@@ -535,12 +527,9 @@ def im2col(x: np.ndarray, kernel: Any, stride: Any = 1, pad: Any = 0, dilation: 
     if pt or pl or pb or pr:
         x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
     s_n, s_c, s_h, s_w = x.strides
-    return np.lib.stride_tricks.as_strided(
-        x,
-        shape=(x.shape[0], ho, wo, x.shape[1], kh, kw),
-        strides=(s_n, s_h * sh, s_w * sw, s_c, s_h * dh, s_w * dw),
-        writeable=False,
-    )
+    return np.lib.stride_tricks.as_strided(x, shape=(x.shape[0], ho, wo, x.shape[1], kh, kw),
+                                           strides=(s_n, s_h * sh, s_w * sw, s_c, s_h * dh, s_w * dw),
+                                           writeable=False)
 
 
 def im2col_blowup(shape: Sequence[int], kernel: Any, stride: Any = 1, pad: Any = 0, dilation: Any = 1) -> float:
@@ -548,11 +537,12 @@ def im2col_blowup(shape: Sequence[int], kernel: Any, stride: Any = 1, pad: Any =
 
     ``N·Ho·Wo·C·kh·kw / (N·C·H·W)``: about ``kh·kw`` for stride 1 and "same"
     padding, about ``kh·kw / (sh·sw)`` with strides.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
     shape : tuple of int
-        The NCHW input shape.
+        The NCHW input shape, no axis of length 0.
     kernel, stride, pad, dilation
         As in :func:`im2col`.
 
@@ -563,14 +553,12 @@ def im2col_blowup(shape: Sequence[int], kernel: Any, stride: Any = 1, pad: Any =
     Raises
     ------
     TypeError, ValueError
-        As :func:`im2col`.
+        For a bad shape, or as :func:`im2col`.
 
     Examples
     --------
-    >>> im2col_blowup((1, 64, 56, 56), 3, pad=1)
-    9.0
-    >>> im2col_blowup((1, 3, 32, 32), 3, stride=2, pad=1)
-    2.25
+    >>> im2col_blowup((1, 64, 56, 56), 3, pad=1), im2col_blowup((1, 3, 32, 32), 3, stride=2, pad=1)
+    (9.0, 2.25)
     """
     shape = _check.shape(shape, "shape")
     if len(shape) != 4 or 0 in shape:
@@ -582,6 +570,20 @@ def im2col_blowup(shape: Sequence[int], kernel: Any, stride: Any = 1, pad: Any =
 # ---- measuring a conversion ---------------------------------------------------------
 
 
+def _measurable(shape: Any, src: Any, dst: Any) -> tuple[tuple[int, ...], str, int | None]:
+    """``shape``, ``src`` and the block size of a blocked ``dst`` like ``"NCHW16c"`` (else None), checked."""
+    shape, src = _shape_in(shape, src)
+    if 0 in shape:
+        raise ValueError(f"shape must have no axis of length 0 (an empty tensor moves no bytes), got {shape}")
+    digits = dst[len(src):-1] if isinstance(dst, str) and dst.startswith(src) and dst.endswith("c") else ""
+    if not (digits.isascii() and digits.isdigit()):
+        permutation(src, dst)
+        return shape, src, None
+    if not src.startswith("NC") or len(src) < 3:
+        raise ValueError(f"a blocked dst needs src to start with 'NC' and have spatial axes, got src={src!r}")
+    return shape, src, _check.integer(int(digits), "the block size in dst", minimum=1)
+
+
 @dataclasses.dataclass(frozen=True)
 class Conversion:
     """A measured layout conversion next to a plain copy of the same bytes.
@@ -591,7 +593,10 @@ class Conversion:
     ``view_s`` for making the permuted view (NaN when no view exists, as for
     a blocked layout that needs padding). Bandwidths count the tensor's
     ``nbytes`` twice — read once, written once — in GB/s (10⁹ bytes/s);
-    the zeros of a blocked layout's padding are not counted.
+    the zeros of a blocked layout's padding are not counted. A record built
+    by hand is checked like :func:`measure_conversion`'s arguments, and
+    ``nbytes`` must be the tensor's size times the dtype's itemsize.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
     """
 
     shape: tuple[int, ...]
@@ -602,6 +607,17 @@ class Conversion:
     convert_s: float
     copy_s: float
     view_s: float
+
+    def __post_init__(self) -> None:
+        shape = _measurable(self.shape, self.src, self.dst)[0]
+        want = math.prod(shape) * _check.dtype(_check.text(self.dtype, "dtype")).itemsize
+        if _check.integer(self.nbytes, "nbytes", minimum=1) != want:
+            raise ValueError(f"nbytes must be the size of shape {shape} in {self.dtype}, {want}; got {self.nbytes}")
+        _check.positive(self.convert_s, "convert_s"), _check.positive(self.copy_s, "copy_s")
+        v = self.view_s
+        if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not (math.isnan(v) or 0 <= v < math.inf):
+            raise ValueError(f"view_s must be a time >= 0 in seconds, or NaN when no view exists; got {v!r}")
+        object.__setattr__(self, "shape", shape)
 
     @property
     def convert_gbps(self) -> float:
@@ -624,16 +640,20 @@ class Conversion:
         return "×".join(map(str, self.shape)) + f" {self.src}→{self.dst}"
 
 
-def measure_conversion(
-    shape: Sequence[int],
-    src: str = "NCHW",
-    dst: str = "NHWC",
-    *,
-    dtype: Any = "float32",
-    repeat: int = 5,
-    warmup: int = 2,
-    rounds: int = 3,
-) -> Conversion:
+def _conversion_calls(x: np.ndarray, src: str, dst: str, block: int | None) -> tuple[Callable, Callable | None]:
+    """The conversion into a preallocated buffer, and the permuted view (None if no view exists)."""
+    if block is None:
+        perm = permutation(src, dst)
+        out = np.empty(tuple(x.shape[p] for p in perm), dtype=x.dtype)
+        return (lambda: np.copyto(out, x.transpose(perm))), (lambda: x.transpose(perm))
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    blocked = np.zeros((n, -(-c // block), *spatial, block), dtype=x.dtype)
+    view = None if c % block else (lambda: np.moveaxis(x.reshape(n, c // block, block, *spatial), 2, -1))
+    return (lambda: _fill_blocked(blocked, x, block)), view  # a view exists only when no padding is needed
+
+
+def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC", *, dtype: Any = "float32",
+                       repeat: int = 5, warmup: int = 2, rounds: int = 3) -> Conversion:
     """Time a layout conversion and a plain copy of the same bytes, side by side.
 
     Both write into buffers allocated (and touched) beforehand, so neither
@@ -642,17 +662,18 @@ def measure_conversion(
     :func:`npukit.measure.timeit` (``warmup`` calls, then the median of
     ``repeat``); the result holds the median over rounds, so a burst of load
     from other processes moves both numbers alike.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
     shape : tuple of int
-        The tensor's shape in layout ``src``.
+        The tensor's shape in layout ``src``; no axis of length 0.
     src, dst : str
         Layout strings; ``dst`` may also be ``src + "<b>c"`` (e.g.
         ``"NCHW16c"``) for the blocked layout of :func:`to_blocked`, in which
         case ``src`` must start with ``"NC"``.
     dtype : numpy dtype
-        Element type.
+        A numeric element type (bool, integer, float or complex).
     repeat, warmup, rounds : int
         Timing parameters (≥ 1, ≥ 0, ≥ 1).
 
@@ -675,58 +696,25 @@ def measure_conversion(
     """
     from . import measure
 
-    shape = _check.shape(shape, "shape")
+    shape, src, block = _measurable(shape, src, dst)
     dtype = _check.dtype(dtype)
+    if dtype.kind not in "biufc":
+        raise ValueError(f"dtype must be a numeric dtype (bool, integer, float or complex), got {dtype}")
     repeat = _check.integer(repeat, "repeat", minimum=1)
     warmup = _check.integer(warmup, "warmup", minimum=0)
     rounds = _check.integer(rounds, "rounds", minimum=1)
-    src = _layout(src, "src")
-    if len(shape) != len(src):
-        raise ValueError(f"src {src!r} names {len(src)} axes but shape has {len(shape)}: {shape}")
     x = np.random.default_rng(0).standard_normal(shape).astype(dtype)  # any values will do
     copy_out = np.empty_like(x)
-    blocked = isinstance(dst, str) and dst.startswith(src) and dst[len(src):-1].isdigit() and dst.endswith("c")
-    if blocked:
-        if not src.startswith("NC") or len(src) < 3:
-            raise ValueError(f"a blocked dst needs src to start with 'NC' and have spatial axes, got src={src!r}")
-        block = _check.integer(int(dst[len(src):-1]), "the block size in dst", minimum=1)
-        c = shape[1]
-        out = np.zeros((shape[0], -(-c // block), *shape[2:], block), dtype=dtype)
-
-        def convert_fn():
-            _fill_blocked(out, x, block)
-
-        def view_fn():  # a view exists only when no padding is needed
-            return np.moveaxis(x.reshape(shape[0], c // block, block, *shape[2:]), 2, -1)
-
-    else:
-        perm = permutation(src, dst)
-        out = np.empty(tuple(shape[p] for p in perm), dtype=dtype)
-
-        def convert_fn():
-            np.copyto(out, x.transpose(perm))
-
-        def view_fn():
-            return x.transpose(perm)
-
-    convert_fn()
-    np.copyto(copy_out, x)
+    convert_fn, view_fn = _conversion_calls(x, src, dst, block)
+    convert_fn(), np.copyto(copy_out, x)  # touch both outputs before timing
     t_copy, t_conv, t_view = [], [], []
     for _ in range(rounds):
         t_copy.append(measure.timeit(lambda: np.copyto(copy_out, x), repeat=repeat, warmup=warmup))
         t_conv.append(measure.timeit(convert_fn, repeat=repeat, warmup=warmup))
-        if not blocked or shape[1] % block == 0:
+        if view_fn is not None:
             t_view.append(measure.timeit(view_fn, repeat=repeat, warmup=warmup, number=20))
-    return Conversion(
-        shape=shape,
-        src=src,
-        dst=dst,
-        dtype=dtype.name,
-        nbytes=int(x.nbytes),
-        convert_s=statistics.median(t_conv),
-        copy_s=statistics.median(t_copy),
-        view_s=statistics.median(t_view) if t_view else float("nan"),
-    )
+    return Conversion(shape, src, dst, dtype.name, int(x.nbytes), statistics.median(t_conv),
+                      statistics.median(t_copy), statistics.median(t_view) if t_view else float("nan"))
 
 
 def numbers(ctx: tally.Context) -> list[tally.Row]:
@@ -735,6 +723,12 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.conversions``
     (measured on first use: CameraNet's input batch and its ``block1``
     activation, see :meth:`npukit.tally.Context.conversions`).
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+
+    Raises
+    ------
+    TypeError
+        If ``ctx`` is not a :class:`npukit.tally.Context` or holds a non-Conversion.
 
     Examples
     --------
@@ -745,19 +739,11 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     """
     from . import tally
 
+    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
     rows = []
     for i, c in enumerate(ctx.conversions):
-        if not isinstance(c, Conversion):
-            raise TypeError(f"ctx.conversions[{i}] must be a Conversion, got {type(c).__name__}")
-        rows.append(tally.Row(
-            2,
-            f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
-            f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
-            "measured: NumPy copy into a preallocated buffer, median of repeats",
-        ))
+        _check.instance(c, f"ctx.conversions[{i}]", Conversion)
+        rows.append(tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
+                              f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
+                              "measured: NumPy copy into a preallocated buffer, median of repeats"))
     return rows
-
-
-# ---- figures ------------------------------------------------------------------------------
-
-

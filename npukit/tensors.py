@@ -27,6 +27,7 @@ See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from typing import TYPE_CHECKING, Any, Callable
@@ -39,16 +40,10 @@ if TYPE_CHECKING:
     from . import tally
 
 __all__ = [
-    "TensorInfo",
-    "describe",
-    "contiguous_strides",
-    "element_offsets",
-    "root_buffer",
-    "alignment_of",
-    "aligned_empty",
-    "alignment_census",
-    "cache_line_size",
-    "numbers",
+    "TensorInfo", "describe", "root_buffer",  # describing an array
+    "contiguous_strides", "element_offsets",  # strides and offsets
+    "alignment_of", "aligned_empty", "alignment_census", "cache_line_size",  # addresses and alignment
+    "numbers",  # the "numbers so far" rows
 ]
 
 
@@ -58,6 +53,8 @@ __all__ = [
 @dataclasses.dataclass(frozen=True)
 class TensorInfo:
     """What an array is, as memory. Returned by :func:`describe`.
+
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Attributes
     ----------
@@ -70,20 +67,20 @@ class TensorInfo:
     c_contiguous, f_contiguous : bool
         Whether the elements fill one gap-free block in row-major (C) or
         column-major (Fortran) order.
-    owns_data : bool
-        Whether this array allocated its buffer (``a.flags.owndata``).
+    owns_data, writeable : bool
+        Whether this array allocated its buffer (``a.flags.owndata``), and
+        whether it may be written through.
     base : str or None
         What owns the memory when the array does not, e.g.
         ``"ndarray (3, 4) float32"``; ``None`` when it owns its data.
     offset : int
-        Bytes from the start of the owner's buffer to this array's first
-        element (0 for an owner).
-    address : int
-        The address of the first element (``a.ctypes.data``).
-    alignment : int
-        The largest power of two dividing ``address``, capped at 4096.
-    writeable : bool
-        Whether the array may be written through.
+        Bytes from the start of the owner's buffer to the first element.
+    address, alignment : int
+        The first element's address (``a.ctypes.data``), and the largest
+        power of two dividing it, capped at 4096.
+
+    A record built by hand is checked like an argument: ``nbytes`` must be
+    ``size * itemsize``, ``strides`` one per axis, ``alignment`` a power of two.
     """
 
     shape: tuple[int, ...]
@@ -99,6 +96,20 @@ class TensorInfo:
     address: int
     alignment: int
     writeable: bool
+
+    def __post_init__(self) -> None:  # a hand-built record must be as consistent as describe's
+        shape = _check.shape(self.shape, "shape")
+        strides = _check.sequence(self.strides, "strides", length=len(shape))
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "strides", tuple(_check.integer(s, f"strides[{i}]") for i, s in enumerate(strides)))
+        _check.text(self.dtype, "dtype"), _check.text(self.base, "base", optional=True)
+        for name in ("c_contiguous", "f_contiguous", "owns_data", "writeable"):
+            _check.boolean(getattr(self, name), name)
+        itemsize = _check.integer(self.itemsize, "itemsize", minimum=0)
+        if _check.integer(self.nbytes, "nbytes", minimum=0) != math.prod(shape) * itemsize:
+            raise ValueError(f"nbytes must be size * itemsize = {math.prod(shape) * itemsize}, got {self.nbytes}")
+        _check.integer(self.offset, "offset"), _check.integer(self.address, "address", minimum=0)
+        _check.power_of_two(self.alignment, "alignment")
 
     def _rows(self) -> list[tuple[str, str]]:
         yes = {True: "yes", False: "no"}
@@ -117,11 +128,9 @@ class TensorInfo:
         return "\n".join(f"{k:<11} {v}" for k, v in self._rows())
 
     def __repr__(self) -> str:
-        return (
-            f"TensorInfo(shape={self.shape}, dtype={self.dtype}, strides={self.strides}, "
-            f"C={self.c_contiguous}, F={self.f_contiguous}, owns_data={self.owns_data}, "
-            f"address={self.address:#x}, alignment={self.alignment})"
-        )
+        return (f"TensorInfo(shape={self.shape}, dtype={self.dtype}, strides={self.strides}, "
+                f"C={self.c_contiguous}, F={self.f_contiguous}, owns_data={self.owns_data}, "
+                f"address={self.address:#x}, alignment={self.alignment})")
 
     def _repr_html_(self) -> str:
         from . import viz
@@ -135,6 +144,7 @@ def root_buffer(a: np.ndarray) -> Any:
     NumPy keeps ``.base`` pointing at the array (or other object, such as
     ``bytes`` or an OpenVINO tensor) whose memory a view uses. An array that
     owns its data is its own root.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -153,7 +163,6 @@ def root_buffer(a: np.ndarray) -> Any:
 
     Examples
     --------
-    >>> import numpy as np
     >>> x = np.zeros((3, 4))
     >>> root_buffer(x.T[1:]) is x
     True
@@ -175,8 +184,17 @@ def _root_array(a: np.ndarray) -> np.ndarray:
     return node
 
 
+def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` look into one buffer (not necessarily the same bytes of it)."""
+    if root_buffer(a) is root_buffer(b):
+        return True
+    return bool(np.may_share_memory(_root_array(a), _root_array(b)))  # two arrays over one foreign buffer
+
+
 def describe(a: np.ndarray) -> TensorInfo:
     """Describe an array as memory: shape, dtype, strides, ownership, address.
+
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -195,7 +213,6 @@ def describe(a: np.ndarray) -> TensorInfo:
 
     Examples
     --------
-    >>> import numpy as np
     >>> x = np.zeros((2, 3, 4), dtype=np.float32)
     >>> d = describe(x)
     >>> d.shape, d.strides, d.nbytes, d.c_contiguous, d.owns_data
@@ -221,19 +238,11 @@ def describe(a: np.ndarray) -> TensorInfo:
                 base += f" over {type(owner).__name__}"
             offset = address - int(root.__array_interface__["data"][0])
     return TensorInfo(
-        shape=tuple(int(n) for n in a.shape),
-        dtype=str(a.dtype),
-        itemsize=int(a.itemsize),
-        strides=tuple(int(s) for s in a.strides),
-        nbytes=int(a.nbytes),
-        c_contiguous=bool(a.flags.c_contiguous),
-        f_contiguous=bool(a.flags.f_contiguous),
-        owns_data=bool(a.flags.owndata),
-        base=base,
-        offset=offset,
-        address=address,
-        alignment=alignment_of(address),
-        writeable=bool(a.flags.writeable),
+        shape=tuple(int(n) for n in a.shape), dtype=str(a.dtype), itemsize=int(a.itemsize),
+        strides=tuple(int(s) for s in a.strides), nbytes=int(a.nbytes),
+        c_contiguous=bool(a.flags.c_contiguous), f_contiguous=bool(a.flags.f_contiguous),
+        owns_data=bool(a.flags.owndata), base=base, offset=offset, address=address,
+        alignment=alignment_of(address), writeable=bool(a.flags.writeable),
     )
 
 
@@ -250,6 +259,7 @@ def contiguous_strides(shape: tuple[int, ...] | list[int] | int, itemsize: int, 
     reproduced: an axis of size 1 gets the stride it would have if it were
     larger, and an array with any axis of size 0 holds no bytes, so NumPy
     gives every axis a stride of 0.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -267,10 +277,9 @@ def contiguous_strides(shape: tuple[int, ...] | list[int] | int, itemsize: int, 
 
     Raises
     ------
-    TypeError
-        If ``shape`` or ``itemsize`` holds a non-integer.
-    ValueError
-        If a dimension is negative, ``itemsize`` < 1 or ``order`` is not "C"/"F".
+    TypeError, ValueError
+        If ``shape`` is not a tuple of non-negative integers, ``itemsize`` not
+        an integer >= 1, or ``order`` not "C"/"F".
 
     Examples
     --------
@@ -302,13 +311,15 @@ def element_offsets(a: np.ndarray, relative_to: np.ndarray | None = None) -> np.
     the outermost array in ``a``'s ``.base`` chain, i.e. the buffer a view
     looks into). Element ``i`` of ``a`` sits at
     ``start + sum(i[k] * a.strides[k])``.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
     a : numpy.ndarray
         The array (often a view).
     relative_to : numpy.ndarray, optional
-        The array whose first byte is offset 0.
+        The array whose first byte is offset 0; it must look into the same
+        buffer as ``a`` (an offset into another allocation means nothing).
 
     Returns
     -------
@@ -317,12 +328,12 @@ def element_offsets(a: np.ndarray, relative_to: np.ndarray | None = None) -> np.
 
     Raises
     ------
-    TypeError
-        If ``a`` or ``relative_to`` is not a NumPy array.
+    TypeError, ValueError
+        If ``a`` or ``relative_to`` is not a NumPy array, or ``relative_to``
+        does not share a buffer with ``a``.
 
     Examples
     --------
-    >>> import numpy as np
     >>> x = np.arange(6, dtype=np.int32).reshape(2, 3)
     >>> element_offsets(x)
     array([[ 0,  4,  8],
@@ -337,6 +348,9 @@ def element_offsets(a: np.ndarray, relative_to: np.ndarray | None = None) -> np.
     """
     _check.as_array(a, "a")
     ref = _root_array(a) if relative_to is None else _check.as_array(relative_to, "relative_to")
+    if ref is not a and not _same_buffer(a, ref):
+        raise ValueError("relative_to must share a buffer with a (a view of the same memory); "
+                         f"got an unrelated array of shape {ref.shape}")
     start = int(a.__array_interface__["data"][0]) - int(ref.__array_interface__["data"][0])
     out = np.full(a.shape, start, dtype=np.int64)
     for k, (n, s) in enumerate(zip(a.shape, a.strides)):
@@ -354,6 +368,7 @@ def alignment_of(a: np.ndarray | int, cap: int = 4096) -> int:
     An address that is a multiple of 64 is "64-byte aligned". Since every
     multiple of 128 is also a multiple of 64, the answer is capped (a page,
     4096 bytes, by default): address 0 and very round addresses report ``cap``.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -369,16 +384,14 @@ def alignment_of(a: np.ndarray | int, cap: int = 4096) -> int:
 
     Raises
     ------
-    TypeError
-        If ``a`` is neither an array nor an integer, or ``cap`` is not an integer.
-    ValueError
-        If ``a`` is a negative address or ``cap`` is not a positive power of two.
+    TypeError, ValueError
+        If ``a`` is neither an array nor an integer address >= 0, or ``cap``
+        is not a positive power of two.
 
     Examples
     --------
     >>> alignment_of(0x1040), alignment_of(0x1048), alignment_of(0x10000)
     (64, 8, 4096)
-    >>> import numpy as np
     >>> x = np.empty(100, dtype=np.uint8)
     >>> alignment_of(x[1:]) == 1 and alignment_of(x) >= 16
     True
@@ -396,12 +409,8 @@ def alignment_of(a: np.ndarray | int, cap: int = 4096) -> int:
     return min(address & -address, cap)
 
 
-def aligned_empty(
-    shape: tuple[int, ...] | list[int] | int,
-    dtype: Any = np.float32,
-    alignment: int = 128,
-    order: str = "C",
-) -> np.ndarray:
+def aligned_empty(shape: tuple[int, ...] | list[int] | int, dtype: Any = np.float32, alignment: int = 128,
+                  order: str = "C") -> np.ndarray:
     """An uninitialised array whose first byte sits at a multiple of ``alignment``.
 
     NumPy's allocator promises only what ``malloc`` promises (16 bytes on
@@ -409,6 +418,7 @@ def aligned_empty(
     bytes, find the first address in it that is a multiple of ``alignment``,
     and build the array as a view starting there. The view keeps the buffer
     alive through ``.base``; the cost is ``alignment`` extra bytes.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -430,17 +440,13 @@ def aligned_empty(
 
     Raises
     ------
-    TypeError
-        If ``shape`` holds a non-integer, ``dtype`` is not a dtype, or
-        ``alignment`` is not an integer.
-    ValueError
-        If a dimension is negative, ``alignment`` is not a positive power of
-        two, ``order`` is not "C"/"F", or ``dtype`` is an object or
-        zero-itemsize dtype.
+    TypeError, ValueError
+        For a bad shape, a dtype that is not one (or holds objects, or has no
+        itemsize), an alignment that is not a positive power of two, or an
+        order other than "C"/"F".
 
     Examples
     --------
-    >>> import numpy as np
     >>> x = aligned_empty((8, 3, 32, 32), np.float32, alignment=128)
     >>> x.shape, x.dtype, x.flags.c_contiguous, x.flags.writeable
     ((8, 3, 32, 32), dtype('float32'), True, True)
@@ -466,16 +472,14 @@ def aligned_empty(
     return np.ndarray(shape, dtype=dt, buffer=raw, offset=start, order=order)
 
 
-def alignment_census(
-    allocate: Callable[[], np.ndarray] | int,
-    n: int = 500,
-    cap: int = 4096,
-) -> dict[int, int]:
+def alignment_census(allocate: Callable[[], np.ndarray] | int, n: int = 500, cap: int = 4096) -> dict[int, int]:
     """Allocate ``n`` arrays, keep them all alive, and count their alignments.
 
     Keeping every array alive matters: an allocator hands a just-freed block
     straight back, so a loop that frees each array would measure one address
-    ``n`` times.
+    ``n`` times. The ``n`` arrays are therefore distinct live buffers, and an
+    ``allocate`` that hands back an address already counted is refused.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Parameters
     ----------
@@ -495,11 +499,9 @@ def alignment_census(
 
     Raises
     ------
-    TypeError
-        If ``allocate`` is neither callable nor an integer, or it returns a
-        non-array.
-    ValueError
-        If ``n`` < 1, a byte count is negative, or ``cap`` is not a power of two.
+    TypeError, ValueError
+        If ``allocate`` is neither callable nor a byte count >= 0, returns a
+        non-array or an address twice; ``n`` < 1; ``cap`` not a power of two.
 
     Examples
     --------
@@ -511,25 +513,24 @@ def alignment_census(
     """
     n = _check.integer(n, "n", minimum=1)
     cap = _check.power_of_two(cap, "cap")
-    if callable(allocate):
-        make = allocate
-    else:
+    if not callable(allocate):
         try:
             size = _check.integer(allocate, "allocate", minimum=0)
         except TypeError:
             raise TypeError(f"allocate must be a callable or a byte count, got {type(allocate).__name__}") from None
-
-        def make() -> np.ndarray:
-            return np.empty(size, dtype=np.uint8)
-
+        allocate = functools.partial(np.empty, size, dtype=np.uint8)
     counts = {1 << k: 0 for k in range(cap.bit_length())}
-    keep = []
-    for _ in range(n):
-        arr = make()
+    keep: dict[int, np.ndarray] = {}  # address -> array: every array stays alive until the end
+    for i in range(n):
+        arr = allocate()
         if not isinstance(arr, np.ndarray):
             raise TypeError(f"allocate must return a numpy.ndarray, got {type(arr).__name__}")
-        keep.append(arr)
-        counts[alignment_of(arr, cap)] += 1
+        address = int(arr.__array_interface__["data"][0])
+        if address in keep:
+            raise ValueError(f"allocate must return a new buffer at each call; call {i + 1} "
+                             f"returned address {address:#x} again")
+        keep[address] = arr
+        counts[alignment_of(address, cap)] += 1
     return counts
 
 
@@ -538,15 +539,13 @@ def cache_line_size() -> int | None:
 
     Read from ``sysconf(_SC_LEVEL1_DCACHE_LINESIZE)`` or, failing that, from
     Linux's ``/sys/devices/system/cpu/cpu0/cache``.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
 
     Returns
     -------
     int or None
-        Bytes per cache line, or ``None`` where the system does not say.
-
-    Raises
-    ------
-    Nothing: an unreadable answer is ``None``.
+        Bytes per cache line, or ``None`` where the system does not say (it
+        never raises: an unreadable answer is ``None``).
 
     Examples
     --------
@@ -568,9 +567,6 @@ def cache_line_size() -> int | None:
         return None
 
 
-# ---- figures ---------------------------------------------------------------------
-
-
 # ---- numbers so far ----------------------------------------------------------------
 
 
@@ -578,6 +574,12 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     """Chapter 1's rows of the "numbers so far" table: CameraNet's input batch as memory.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.images``.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``ctx`` is not a :class:`npukit.tally.Context` or its images are not 4-D.
 
     Examples
     --------
@@ -587,6 +589,8 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     """
     from . import tally
 
+    if not isinstance(ctx, tally.Context):
+        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
     images = ctx.images
     if images.ndim != 4:
         raise ValueError(f"ctx.images must be a 4-D NCHW batch, got shape {images.shape}")

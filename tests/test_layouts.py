@@ -44,6 +44,14 @@ def test_convert_matches_transpose_and_round_trips(case, seed):
     assert np.shares_memory(v, x) and v.shape == y.shape
 
 
+@pytest.mark.parametrize("copy", ["no", 0, 1, None, "False"])
+def test_convert_copy_must_be_a_bool(copy):
+    """A truthy string must not silently mean "copy"."""
+    with pytest.raises(TypeError, match="copy must be True or False"):
+        L.convert(np.zeros((1, 2, 3, 4)), "NCHW", "NHWC", copy=copy)
+    assert not L.convert(np.zeros((1, 2, 3, 4)), "NCHW", "NHWC", copy=np.False_).flags.c_contiguous
+
+
 def test_convert_named_layouts():
     x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
     y = L.convert(x, "NCHW", "NHWC")
@@ -117,16 +125,20 @@ def test_layout_helper_errors(fn, args, exc, match):
 # ---- blocked layouts and padding ---------------------------------------------------
 
 
+BLOCKED_DTYPES = ["float32", "float16", "float64", "int8", "uint8", "int32", "int64", "bool", "complex64"]
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     n=st.integers(1, 3), c=st.integers(1, 40), spatial=st.lists(st.integers(1, 5), min_size=0, max_size=3),
-    block=st.sampled_from([1, 2, 3, 4, 8, 16]), seed=st.integers(0, 2**16),
+    block=st.sampled_from([1, 2, 3, 4, 8, 16]), seed=st.integers(0, 2**16), dtype=st.sampled_from(BLOCKED_DTYPES),
 )
-def test_blocked_round_trip_and_element_map(n, c, spatial, block, seed):
-    x = np.random.default_rng(seed).standard_normal((n, c, *spatial)).astype(np.float32)
+def test_blocked_round_trip_and_element_map(n, c, spatial, block, seed, dtype):
+    x = (np.random.default_rng(seed).standard_normal((n, c, *spatial)) * 50).astype(dtype)
     b = L.to_blocked(x, block)
     cb = -(-c // block)
     assert b.shape == (n, cb, *spatial, block) and b.flags.c_contiguous
+    assert b.dtype == x.dtype  # a blocked layout moves elements, it does not convert them
     # every element where the blocked formula says, checked by a loop over channels
     for ch in range(c):
         np.testing.assert_array_equal(b[:, ch // block, ..., ch % block], x[:, ch])
@@ -134,12 +146,36 @@ def test_blocked_round_trip_and_element_map(n, c, spatial, block, seed):
     assert not b[:, -1, ..., c - (cb - 1) * block:].any()
     y = L.from_blocked(b, block, c)
     np.testing.assert_array_equal(y, x)
-    assert y.flags.c_contiguous and not np.shares_memory(y, b)
+    assert y.dtype == x.dtype and y.flags.c_contiguous and not np.shares_memory(y, b)
+
+
+@pytest.mark.parametrize("dtype", BLOCKED_DTYPES)
+def test_to_blocked_keeps_dtype_and_bytes(dtype):
+    """Each element keeps its exact bytes: compared as raw bytes with a loop over channels."""
+    x = (np.arange(2 * 5 * 3 * 2) % 7 - 3).reshape(2, 5, 3, 2).astype(dtype)
+    b = L.to_blocked(x, 4)
+    assert b.dtype == x.dtype and b.itemsize == x.itemsize and b.nbytes == 2 * 2 * 3 * 2 * 4 * x.itemsize
+    for ch in range(5):
+        assert b[:, ch // 4, :, :, ch % 4].tobytes() == x[:, ch].tobytes()
+    assert L.from_blocked(b, 4, 5).dtype == x.dtype
 
 
 def test_to_blocked_non_contiguous_input():
     x = np.arange(2 * 5 * 3 * 4, dtype=np.float32).reshape(2, 3, 4, 5).transpose(0, 3, 1, 2)  # NHWC bytes
     np.testing.assert_array_equal(L.from_blocked(L.to_blocked(x, 4), 4, 5), x)
+
+
+def test_from_blocked_without_blocks_is_refused():
+    with pytest.raises(ValueError, match="Cb >= 1"):
+        L.from_blocked(np.zeros((1, 0, 3, 3, 8)), 8, 3)
+
+
+def test_padding_cost_record_is_checked():
+    assert L.PaddingCost([1, 3], [1, 16], 12, 64).shape == (1, 3)  # lists become tuples
+    with pytest.raises(ValueError, match="nbytes and padded_nbytes must count one itemsize"):
+        L.PaddingCost((1, 3), (1, 16), 12, 60)  # 4 bytes per element before, 3.75 after
+    with pytest.raises(ValueError, match="padded_shape must have the axes of shape"):
+        L.PaddingCost((1, 3), (1, 2), 12, 8)
 
 
 def test_padding_cost():
@@ -235,6 +271,15 @@ def test_im2col_is_a_view_without_padding_and_matches_a_loop(case, seed):
         np.testing.assert_array_equal(cols[:, i, j, :, p, q], x[:, :, i * stride[0] + p * dilation[0], j * stride[1] + q * dilation[1]])
 
 
+@pytest.mark.parametrize("name, value", [("kernel", 2.7), ("kernel", (3, 2.0)), ("stride", "2"), ("pad", True),
+                                         ("dilation", np.array([1, 1])), ("kernel", "33")])
+def test_im2col_refuses_non_integers(name, value):
+    """A float such as 2.7 must not be truncated to 2, nor a string read as digits."""
+    args = {"kernel": 2, name: value}
+    with pytest.raises(TypeError, match=name):
+        L.im2col(np.zeros((1, 1, 6, 6)), **args)
+
+
 def test_im2col_blowup_matches_materialised_copy():
     for shape, k, s, p in [((1, 16, 16, 16), 3, 1, 1), ((2, 3, 32, 32), 3, 2, 1), ((1, 4, 9, 7), (2, 3), (1, 2), 0)]:
         x = np.zeros(shape, np.float32)
@@ -308,6 +353,46 @@ def test_measure_conversion_errors(args, kwargs, exc, match):
         L.measure_conversion(*args, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        (((1, 0, 4, 4),), {}, "shape must have no axis of length 0"),
+        (((1, 3, 4, 4),), {"dtype": object}, "dtype must be a numeric dtype"),
+        (((1, 3, 4, 4),), {"dtype": "U4"}, "dtype must be a numeric dtype"),
+        (((1, 3, 4, 4), "NCHW", "NCHW²c"), {}, "dst must be a layout string"),
+    ],
+)
+def test_measure_conversion_refuses_meaningless_measurements(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        L.measure_conversion(*args, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "bool", "complex64"])
+def test_measure_conversion_counts_the_dtype_bytes(dtype):
+    r = L.measure_conversion((2, 3, 4, 5), dtype=dtype, repeat=1, warmup=0, rounds=1)
+    assert r.dtype == dtype and r.nbytes == np.zeros((2, 3, 4, 5), dtype).nbytes
+
+
+@pytest.mark.parametrize(
+    "changes, exc, match",
+    [
+        ({"nbytes": 3072}, ValueError, "nbytes must be the size of shape"),  # float32 bytes counted as int8
+        ({"copy_s": 0.0}, ValueError, "copy_s must be a finite number > 0"),  # copy_gbps would divide by zero
+        ({"convert_s": float("nan")}, ValueError, "convert_s must be a finite number > 0"),
+        ({"view_s": -1.0}, ValueError, "view_s must be a time >= 0"),
+        ({"dst": "NHWQ"}, ValueError, "dst must be a layout string"),
+        ({"shape": (1, 3, 32)}, ValueError, "names 4 axes but shape has 3"),
+        ({"dtype": np.float32}, TypeError, "dtype must be a string"),
+    ],
+)
+def test_conversion_record_is_checked(changes, exc, match):
+    fields = dict(shape=(1, 3, 32, 32), src="NCHW", dst="NHWC", dtype="float32", nbytes=12288,
+                  convert_s=4e-6, copy_s=1e-6, view_s=1e-7)
+    with pytest.raises(exc, match=match):
+        L.Conversion(**{**fields, **changes})
+    assert math.isnan(L.Conversion(**{**fields, "dst": "NCHW16c", "view_s": float("nan")}).view_s)
+
+
 def test_numbers_and_figures():
     c = L.Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 3e-6, 1e-6, 1e-7)
     from npukit import tally
@@ -326,6 +411,26 @@ def test_numbers_and_figures():
     assert len(figures.layouts.padding_figure().data) == 3
     with pytest.raises(ValueError, match="multiples"):
         figures.layouts.padding_figure(range(1, 4), (0,))
+    with pytest.raises(TypeError, match="title must be a string or None"):
+        figures.layouts.bandwidth_figure([c], title=3)
+    with pytest.raises(TypeError, match="results must be a list or tuple"):
+        figures.layouts.bandwidth_figure(c)
+    with pytest.raises(TypeError, match="ctx must be a tally.Context"):
+        L.numbers([c])
+
+
+def test_padding_figure_points_and_bad_sequences():
+    fig = figures.layouts.padding_figure(range(1, 6), [4, 8])
+    # independent reference: zeros added by np.pad to reach the next multiple, as a share of the padded tensor
+    for trace, m in zip(fig.data, (4, 8)):
+        want = [(-c % m) / (c + (-c % m)) for c in range(1, 6)]
+        np.testing.assert_allclose(trace.y, want)
+        assert list(trace.x) == [1, 2, 3, 4, 5]
+    for bad, exc in [("16", TypeError), ((8, 16.7), TypeError), ((), ValueError), ((8, -16), ValueError)]:
+        with pytest.raises(exc, match="multiples"):
+            figures.layouts.padding_figure(range(1, 6), bad)
+    with pytest.raises(TypeError, match=r"channels\[1\] must be an integer"):
+        figures.layouts.padding_figure((1, 2.5))
 
 
 def test_element_order_figure_matches_the_layouts():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 import pytest
@@ -91,6 +92,20 @@ def test_element_offsets_zero_d_and_relative_to():
     np.testing.assert_array_equal(T.element_offsets(x[4:7], relative_to=x[2:]), [16, 24, 32])
 
 
+def test_element_offsets_relative_to_must_share_the_buffer():
+    x = np.arange(10, dtype=np.float64)
+    # a disjoint slice of the same buffer is a fine origin: offsets may be negative
+    np.testing.assert_array_equal(T.element_offsets(x[1:3], relative_to=x[5:]), [-32, -24])
+    # two arrays over one foreign buffer share it too
+    raw = bytearray(range(16))
+    a, b = np.frombuffer(raw, np.uint8), np.frombuffer(raw, np.uint8)[4:]
+    np.testing.assert_array_equal(T.element_offsets(b[::4], relative_to=a), [4, 8, 12])
+    # an unrelated array (even an equal copy) would give offsets into someone else's memory
+    for other in (x.copy(), np.zeros(10), np.arange(10.0)[2:]):
+        with pytest.raises(ValueError, match="relative_to must share a buffer with a"):
+            T.element_offsets(x[2:], relative_to=other)
+
+
 def test_root_buffer():
     x = np.zeros((4, 5))
     assert T.root_buffer(x.T[1:, ::2]) is x and T.root_buffer(x) is x
@@ -105,6 +120,16 @@ def test_root_buffer():
 def test_array_arguments_must_be_arrays(fn):
     with pytest.raises(TypeError, match="must be a numpy.ndarray"):
         fn([1, 2, 3])
+
+
+def test_tensor_info_checks_a_record_built_by_hand():
+    d = T.describe(np.zeros((2, 3), np.float32))
+    fields = {f: getattr(d, f) for f in d.__dataclass_fields__}
+    assert T.TensorInfo(**{**fields, "shape": [2, 3], "strides": [12, 4]}) == d  # lists become tuples
+    with pytest.raises(ValueError, match=r"nbytes must be size \* itemsize = 24, got 96"):
+        T.TensorInfo(**{**fields, "nbytes": 96})
+    with pytest.raises(ValueError, match="strides must have 2 items"):
+        T.TensorInfo(**{**fields, "strides": (4,)})
 
 
 def test_relative_to_must_be_an_array():
@@ -261,6 +286,34 @@ def test_alignment_census_counts_every_allocation():
     assert sum(c.values()) == 20
 
 
+def test_alignment_census_keeps_every_array_alive_until_it_is_done():
+    """Its docstring promises n distinct live buffers: while it counts, no earlier array may be freed."""
+    refs, addresses = [], []
+
+    def allocate():
+        assert all(r() is not None for r in refs), "alignment_census let an earlier array be freed"
+        a = np.empty(1000, np.uint8)  # small blocks: a freed one would be handed straight back
+        refs.append(weakref.ref(a))
+        addresses.append(a.ctypes.data)
+        return a
+
+    c = T.alignment_census(allocate, n=60)
+    assert len(addresses) == 60 and len(set(addresses)) == 60
+    spans = sorted((a, a + 1000) for a in addresses)
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans))  # the buffers never overlapped
+    assert c == {k: sum(brute_alignment(a, 4096) == k for a in addresses) for k in c}
+    assert all(r() is None for r in refs)  # and they are released once the census returns
+
+
+def test_alignment_census_refuses_the_same_buffer_twice():
+    x = np.empty(64, np.uint8)
+    with pytest.raises(ValueError, match="allocate must return a new buffer at each call; call 2"):
+        T.alignment_census(lambda: x, n=5)
+    with pytest.raises(ValueError, match="call 3 returned address"):  # views of one pool, two at one address
+        it = iter([x[:8], x[8:16], x[8:]])
+        T.alignment_census(lambda: next(it), n=3)
+
+
 @pytest.mark.parametrize(
     "args, exc, match",
     [
@@ -333,6 +386,28 @@ def test_memory_map_figure_view_outside_base():
         figures.tensors.memory_map_figure({"ends": big[::199]}, base=big)
 
 
+def test_memory_map_figure_refuses_a_base_unrelated_to_every_view():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with pytest.raises(ValueError, match="base must share memory with at least one of views"):
+        figures.tensors.memory_map_figure({"x": x, "x.T": x.T}, base=x.copy())
+    fig = figures.tensors.memory_map_figure({"copy": x.copy(), "x.T": x.T}, base=x)  # one view of base is enough
+    assert "a copy in a new buffer" in fig.layout.title.text
+
+
+def test_figures_refuse_a_non_integer_height():
+    with pytest.raises(TypeError, match="height must be an integer"):
+        figures.tensors.memory_map_figure(height=480.7)
+    with pytest.raises(TypeError, match="height must be an integer"):
+        figures.tensors.alignment_figure({"a": {16: 1}}, height="380")
+
+
+def test_alignment_figure_checks_every_count():
+    with pytest.raises(ValueError, match=r"censuses\['a'\]\[16\] must be >= 0"):
+        figures.tensors.alignment_figure({"a": {16: -1, 32: 5}})  # would draw a share of -25 %
+    with pytest.raises(ValueError, match=r"an alignment in censuses\['a'\] must be a positive power of two"):
+        figures.tensors.alignment_figure({"a": {24: 1}})
+
+
 def test_default_views_errors():
     with pytest.raises(TypeError, match="x must be a numpy.ndarray"):
         figures.tensors.default_views([[1, 2, 3], [4, 5, 6]])
@@ -350,6 +425,11 @@ def test_alignment_figure_and_errors():
         figures.tensors.alignment_figure({})
     with pytest.raises(ValueError, match=r"censuses\['z'\] counts no allocations"):
         figures.tensors.alignment_figure({"z": {16: 0}})
+
+
+def test_numbers_refuses_a_non_context():
+    with pytest.raises(TypeError, match="ctx must be a tally.Context, got dict"):
+        T.numbers({"images": np.zeros((4, 3, 8, 8), np.float32)})
 
 
 def test_numbers_records_and_errors():

@@ -6,12 +6,16 @@ Every function returns a ``plotly.graph_objects.Figure`` styled by
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import dataclasses
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from .. import _check, viz
 from ..layouts import Conversion, onednn_tag, round_up
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 
 __all__ = [
@@ -32,7 +36,96 @@ def _element_orders(channels: int, height: int, width: int, block: int):
     }
 
 
-def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, block: int = 4, row: int = 16) -> Any:
+@dataclasses.dataclass
+class _Picture:
+    """Where the element-order figure draws things: the tensor on top, memory below."""
+
+    channels: int
+    height: int
+    width: int
+    row: int  # memory slots per line
+
+    def __post_init__(self) -> None:
+        c, h, w = np.meshgrid(np.arange(self.channels), np.arange(self.height), np.arange(self.width), indexing="ij")
+        self.c, self.h, self.w = c.ravel(), h.ravel(), w.ravel()
+        self.lx, self.ly = self.c * (self.width + 1) + self.w, -self.h  # channel planes side by side
+        self.lw = self.channels * (self.width + 1) - 1  # width of the tensor picture
+        self.y0 = -(self.height + 1)  # the first memory line
+        self.labels = [f"c{ci} h{hi} w{wi}" for ci, hi, wi in zip(self.c, self.h, self.w)]
+
+    def mem_xy(self, k: int) -> tuple[int, int]:
+        return k % self.row, self.y0 - k // self.row
+
+    @staticmethod
+    def box(x: float, y: float, start: float = 0.5) -> tuple[list, list]:
+        """A closed square around cell (x, y), from its left corner at ``y + start``."""
+        return [x - 0.5, x - 0.5, x + 0.5, x + 0.5, x - 0.5], [y + start, y - start, y - start, y + start, y + start]
+
+
+def _layout_traces(pic: _Picture, name: str, offset: np.ndarray, nslots: int, visible: bool, cell: dict) -> list:
+    """One layout's three traces: the tensor's cells (text: offset), memory (text: channel), the highlight."""
+    import plotly.graph_objects as go
+
+    off = offset.ravel()
+    z = np.full((pic.height, pic.lw), np.nan)
+    text = np.full((pic.height, pic.lw), "", dtype=object)
+    hover = np.full((pic.height, pic.lw), "", dtype=object)
+    z[-pic.ly, pic.lx], text[-pic.ly, pic.lx] = pic.c, [str(o) for o in off]
+    hover[-pic.ly, pic.lx] = [f"{lab} → offset {o}" for lab, o in zip(pic.labels, off)]
+    tensor = go.Heatmap(z=z, x=list(range(pic.lw)), y=[-i for i in range(pic.height)], text=text,
+                        hovertext=hover, visible=visible, name=name, **cell)
+    inv = np.full(nslots, -1)
+    inv[off] = np.arange(off.size)
+    lines = -(-nslots // pic.row)
+    z = np.full((lines, pic.row), np.nan)
+    text = np.full((lines, pic.row), "", dtype=object)
+    hover = np.full((lines, pic.row), "", dtype=object)
+    for k, e in enumerate(inv):
+        z[k // pic.row, k % pic.row] = pic.c[e] if e >= 0 else -1
+        text[k // pic.row, k % pic.row] = str(pic.c[e]) if e >= 0 else ""
+        hover[k // pic.row, k % pic.row] = f"offset {k}: " + (pic.labels[e] if e >= 0 else "padding (zero)")
+    memory = go.Heatmap(z=z, x=list(range(pic.row)), y=[pic.y0 - i for i in range(lines)], text=text,
+                        hovertext=hover, visible=visible, name=name, **cell)
+    highlight = go.Scatter(x=[None], y=[None], mode="lines", visible=visible, showlegend=False, hoverinfo="skip",
+                           line=dict(color="black", width=2.5))  # moved by the slider
+    return [tensor, memory, highlight]
+
+
+def _slider_steps(pic: _Picture, orders: dict, highlights: list[int]) -> list[dict]:
+    """Step k draws, in every layout, one line around the element at offset k and its memory slot."""
+    steps = []
+    for k in range(max(n for _, n in orders.values())):
+        xs, ys = [], []
+        for offset, nslots in orders.values():
+            hit = np.flatnonzero(offset.ravel() == k)
+            # Around the logical cell (from its bottom-left corner), down to the memory slot and
+            # around it (from its top-left corner). Padding: the slot only.
+            bx, by = pic.box(*pic.mem_xy(k)) if k < nslots else ([None], [None])
+            if k < nslots and hit.size:
+                ex, ey = pic.box(pic.lx[hit[0]], pic.ly[hit[0]], start=-0.5)
+                bx, by = ex + bx, ey + by
+            xs.append(bx), ys.append(by)
+        steps.append(dict(method="restyle", label=str(k), args=[{"x": xs, "y": ys}, highlights]))
+    return steps
+
+
+def _layout_buttons(names: list[str], channels: int, height: int, width: int, block: int) -> list[dict]:
+    """One button per layout: show its three traces, title it with its oneDNN tag and strides."""
+    strides = {"NCHW": (height * width, width, 1), "NHWC": (1, width * channels, channels)}
+    buttons = []
+    for li, name in enumerate(names):
+        vis = [tli == li for tli in range(len(names)) for _ in range(3)]
+        if name in strides:
+            s = strides[name]
+            note = f"{name} ({onednn_tag(name)}): element strides c={s[0]}, h={s[1]}, w={s[2]}"
+        else:
+            note = f"{name} ({onednn_tag('NCHW', block)}): channels in blocks of {block}, grey = zero padding"
+        buttons.append(dict(label=name, method="update", args=[{"visible": vis}, {"title.text": note}]))
+    return buttons
+
+
+def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, block: int = 4,
+                         row: int = 16) -> go.Figure:
     """Interactive figure: one tensor's elements and where each lands in memory.
 
     Top: the logical tensor, one ``height × width`` grid per channel, coloured
@@ -42,6 +135,7 @@ def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, blo
     Buttons switch the layout (NCHW, NHWC, nChw{block}c); the slider walks
     through memory address by address and marks the element stored there in
     both views. Works in a static page (no kernel needed).
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -71,91 +165,24 @@ def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, blo
     """
     import plotly.graph_objects as go
 
-
-    channels = _check.integer(channels, "channels", minimum=1)
-    height = _check.integer(height, "height", minimum=1)
-    width = _check.integer(width, "width", minimum=1)
-    block = _check.integer(block, "block", minimum=1)
-    row = _check.integer(row, "row", minimum=1)
+    channels, height, width, block, row = (_check.integer(v, k, minimum=1) for k, v in dict(
+        channels=channels, height=height, width=width, block=block, row=row).items())
     orders = _element_orders(channels, height, width, block)
     slots = max(n for _, n in orders.values())
     if slots > 256:
-        raise ValueError(f"the tensor needs {slots} memory slots; keep it at most 256 so the figure stays readable")
-    gap = width + 1
-    c, h, w = np.meshgrid(np.arange(channels), np.arange(height), np.arange(width), indexing="ij")
-    lx, ly = (c * gap + w).ravel(), (-h).ravel()  # logical view: channel planes side by side
-    y0 = -(height + 1)  # first memory line
+        raise ValueError(f"channels, height and width give {slots} memory slots (channels padded to the block); "
+                         "keep them at most 256 so the figure stays readable")
+    pic = _Picture(channels, height, width, row)
     # One colour per channel, grey (value -1) for padding: a stepwise colour scale.
     cats = [viz.PALETTE[7]] + [viz.PALETTE[i % 7] for i in range(channels)]
     scale = [[f, col] for i, col in enumerate(cats) for f in (i / len(cats), (i + 1) / len(cats))]
     cell = dict(colorscale=scale, zmin=-1, zmax=max(channels - 1, 0), showscale=False, xgap=3, ygap=3,
                 texttemplate="%{text}", textfont=dict(size=11, color="white"), hoverinfo="text")
-
-    def mem_xy(k):
-        return k % row, y0 - k // row
-
-    def box(x, y, start=0.5):  # a closed square around cell (x, y), from its left corner at y + start
-        return [x - 0.5, x - 0.5, x + 0.5, x + 0.5, x - 0.5], [y + start, y - start, y - start, y + start, y + start]
-
-    lw = channels * gap - 1
-    fig = go.Figure()
-    names = list(orders)
-    labels = [f"c{ci} h{hi} w{wi}" for ci, hi, wi in zip(c.ravel(), h.ravel(), w.ravel())]
-    for li, (name, (offset, nslots)) in enumerate(orders.items()):
-        off, visible = offset.ravel(), li == 0
-        z = np.full((height, lw), np.nan)
-        text = np.full((height, lw), "", dtype=object)
-        hover = np.full((height, lw), "", dtype=object)
-        z[-ly, lx], text[-ly, lx] = c.ravel(), [str(o) for o in off]
-        hover[-ly, lx] = [f"{lab} → offset {o}" for lab, o in zip(labels, off)]
-        fig.add_trace(go.Heatmap(z=z, x=list(range(lw)), y=[-i for i in range(height)], text=text,
-                                 hovertext=hover, visible=visible, name=name, **cell))
-        inv = np.full(nslots, -1)
-        inv[off] = np.arange(off.size)
-        lines = -(-nslots // row)
-        z = np.full((lines, row), np.nan)
-        text = np.full((lines, row), "", dtype=object)
-        hover = np.full((lines, row), "", dtype=object)
-        for k, e in enumerate(inv):
-            z[k // row, k % row] = c.ravel()[e] if e >= 0 else -1
-            text[k // row, k % row] = str(c.ravel()[e]) if e >= 0 else ""
-            hover[k // row, k % row] = f"offset {k}: " + (labels[e] if e >= 0 else "padding (zero)")
-        fig.add_trace(go.Heatmap(z=z, x=list(range(row)), y=[y0 - i for i in range(lines)], text=text,
-                                 hovertext=hover, visible=visible, name=name, **cell))
-        fig.add_trace(go.Scatter(  # the highlight, moved by the slider
-            x=[None], y=[None], mode="lines", visible=visible, showlegend=False, hoverinfo="skip",
-            line=dict(color="black", width=2.5),
-        ))
-    per = 3
-    highlights = [li * per + 2 for li in range(len(names))]
-    steps = []
-    for k in range(slots):
-        xs, ys = [], []
-        for name in names:
-            offset, nslots = orders[name]
-            hit = np.flatnonzero(offset.ravel() == k)
-            # One line: around the logical cell (from its bottom-left corner), down to the
-            # memory slot and around it (from its top-left corner). Padding: the slot only.
-            bx, by = box(*mem_xy(k)) if k < nslots else ([None], [None])
-            if k < nslots and hit.size:
-                ex, ey = box(lx[hit[0]], ly[hit[0]], start=-0.5)
-                bx, by = ex + bx, ey + by
-            xs.append(bx), ys.append(by)
-        steps.append(dict(method="restyle", label=str(k), args=[{"x": xs, "y": ys}, highlights]))
-    strides = {
-        "NCHW": (height * width, width, 1),
-        "NHWC": (1, width * channels, channels),
-    }
-    buttons = []
-    for li, name in enumerate(names):
-        vis = [tli == li for tli in range(len(names)) for _ in range(per)]
-        if name in strides:
-            s = strides[name]
-            note = f"{name} ({onednn_tag(name)}): element strides c={s[0]}, h={s[1]}, w={s[2]}"
-        else:
-            note = f"{name} ({onednn_tag('NCHW', block)}): channels in blocks of {block}, grey = zero padding"
-        buttons.append(dict(label=name, method="update", args=[{"visible": vis}, {"title.text": note}]))
-    first = buttons[0]["args"][1]["title.text"]
+    fig = go.Figure([t for li, (name, (offset, nslots)) in enumerate(orders.items())
+                     for t in _layout_traces(pic, name, offset, nslots, li == 0, cell)])
+    highlights = [li * 3 + 2 for li in range(len(orders))]
+    steps = _slider_steps(pic, orders, highlights)
+    buttons = _layout_buttons(list(orders), channels, height, width, block)
     for trace, x, y in zip((fig.data[i] for i in highlights), steps[0]["args"][0]["x"], steps[0]["args"][0]["y"]):
         trace.x, trace.y = x, y
     fig.update_layout(
@@ -163,27 +190,28 @@ def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, blo
                           y=1.0, yanchor="bottom", pad=dict(t=0, b=10), showactive=True)],
         sliders=[dict(steps=steps, active=0, currentvalue=dict(prefix="memory offset (elements): "),
                       pad=dict(t=10), x=0.0, len=1.0)],
-        xaxis=dict(visible=False, range=[-0.6, max(row, lw) - 0.4]),
+        xaxis=dict(visible=False, range=[-0.6, max(row, pic.lw) - 0.4]),
         yaxis=dict(visible=False, scaleanchor="x", scaleratio=1),
     )
     fig.add_annotation(x=-0.5, y=0.6, text="the tensor: one grid per channel; number = memory offset",
                        showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12))
-    fig.add_annotation(x=-0.5, y=y0 + 0.6, text=f"memory, {row} elements per line; number = channel stored there",
+    fig.add_annotation(x=-0.5, y=pic.y0 + 0.6, text=f"memory, {row} elements per line; number = channel stored there",
                        showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12))
-    nlines = -(-slots // row)
-    viz.style(fig, height=int(190 + 36 * (height + nlines + 2)), title=first)
+    viz.style(fig, height=int(190 + 36 * (height + -(-slots // row) + 2)), title=buttons[0]["args"][1]["title.text"])
     fig.update_layout(margin=dict(t=110, b=10), title=dict(y=0.985, yref="container", yanchor="top",
                                                            font=dict(size=15)))
     return fig
 
 
-def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) -> Any:
+def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) -> go.Figure:
     """Bar chart: copy vs conversion bandwidth for each measured tensor.
+
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
-    results : sequence of Conversion
-        From :func:`measure_conversion`.
+    results : list or tuple of Conversion
+        From :func:`npukit.layouts.measure_conversion`; at least one.
     title : str, optional
         Figure title.
 
@@ -194,7 +222,8 @@ def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) ->
     Raises
     ------
     TypeError
-        If an item is not a :class:`Conversion`.
+        If ``results`` is not a list or tuple of :class:`Conversion`, or
+        ``title`` is neither a string nor None.
     ValueError
         If ``results`` is empty.
 
@@ -206,13 +235,12 @@ def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) ->
     """
     import plotly.graph_objects as go
 
-
-    results = list(results)
+    results = _check.sequence(results, "results")
     if not results:
         raise ValueError("results must hold at least one Conversion")
     for i, r in enumerate(results):
-        if not isinstance(r, Conversion):
-            raise TypeError(f"results[{i}] must be a Conversion, got {type(r).__name__}")
+        _check.instance(r, f"results[{i}]", Conversion)
+    title = _check.text(title, "title", optional=True)
     labels = [r.label for r in results]
     fig = go.Figure([
         go.Bar(name="plain copy", y=labels, x=[r.copy_gbps for r in results], orientation="h",
@@ -229,15 +257,23 @@ def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) ->
     return viz.style(fig, height=120 + 62 * len(results), title=title)
 
 
-def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Sequence[int] = (8, 16, 32)) -> Any:
+def _positive_ints(x: Any, name: str) -> tuple[int, ...]:
+    """``x`` (a list, tuple or range) as a non-empty tuple of integers >= 1."""
+    x = _check.sequence(tuple(x) if isinstance(x, range) else x, name, min_length=1)
+    return tuple(_check.integer(v, f"{name}[{i}]", minimum=1) for i, v in enumerate(x))
+
+
+def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Sequence[int] = (8, 16, 32)) -> go.Figure:
     """Line chart: fraction of a tensor that is padding, by channel count.
+
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
-    channels : sequence of int
-        Channel counts on the x axis (≥ 1).
-    multiples : sequence of int
-        The multiples to pad to, one line each.
+    channels : list, tuple or range of int
+        Channel counts on the x axis (each ≥ 1; at least one).
+    multiples : list, tuple or range of int
+        The multiples to pad to (each ≥ 1; at least one), one line each.
 
     Returns
     -------
@@ -246,7 +282,8 @@ def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Seq
     Raises
     ------
     TypeError, ValueError
-        If a channel count or multiple is not a positive integer.
+        If ``channels`` or ``multiples`` is not a non-empty sequence of
+        positive integers.
 
     Examples
     --------
@@ -255,14 +292,11 @@ def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Seq
     """
     import plotly.graph_objects as go
 
-
-    chans = [_check.integer(c, "channels[i]", minimum=1) for c in channels]
+    chans, mults = _positive_ints(channels, "channels"), _positive_ints(multiples, "multiples")
     fig = go.Figure()
-    for m in multiples:
-        m = _check.integer(m, "multiples[i]", minimum=1)
-        frac = [1 - c / round_up(c, m) for c in chans]
-        fig.add_trace(go.Scatter(x=chans, y=frac, mode="markers", name=f"pad to {m}",
-                                 marker=dict(symbol=("circle", "square", "diamond", "triangle-up")[len(fig.data) % 4], size=7),
-                                 hovertemplate="C=%{x}: %{y:.0%} padding<extra></extra>"))
+    for i, m in enumerate(mults):
+        fig.add_trace(go.Scatter(x=chans, y=[1 - c / round_up(c, m) for c in chans], mode="markers",
+                                 name=f"pad to {m}", hovertemplate="C=%{x}: %{y:.0%} padding<extra></extra>",
+                                 marker=dict(symbol=("circle", "square", "diamond", "triangle-up")[i % 4], size=7)))
     fig.update_layout(xaxis_title="channels C", yaxis_title="padding / padded tensor", yaxis_tickformat=".0%")
     return viz.style(fig)

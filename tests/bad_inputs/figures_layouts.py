@@ -1,0 +1,41 @@
+"""Bad inputs for npukit.figures.layouts: one bad argument at a time, the others valid."""
+
+from badinput import bad
+
+from npukit.figures import layouts as F
+from npukit.layouts import Conversion
+
+C = Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 4e-6, 1e-6, 1e-7)
+
+CASES = [
+    # element_order_figure
+    bad(F.element_order_figure, 0, names="channels"),
+    bad(F.element_order_figure, 6.5, exc=TypeError, names="channels"),
+    bad(F.element_order_figure, True, exc=TypeError, names="channels"),
+    bad(F.element_order_figure, 6, 0, names="height"),
+    bad(F.element_order_figure, 6, "3", exc=TypeError, names="height"),
+    bad(F.element_order_figure, 6, 3, -1, names="width"),
+    bad(F.element_order_figure, 6, 3, 3.0, exc=TypeError, names="width"),
+    bad(F.element_order_figure, 6, 3, 3, 0, names="block"),
+    bad(F.element_order_figure, 6, 3, 3, 16.7, exc=TypeError, names="block"),
+    bad(F.element_order_figure, 6, 3, 3, 4, 0, names="row"),
+    bad(F.element_order_figure, 6, 3, 3, 4, 16.0, exc=TypeError, names="row"),
+    bad(F.element_order_figure, 16, 8, 8, names="channels, height and width"),
+    # bandwidth_figure
+    bad(F.bandwidth_figure, [], names="results"),
+    bad(F.bandwidth_figure, C, exc=TypeError, names="results"),
+    bad(F.bandwidth_figure, "abc", exc=TypeError, names="results"),
+    bad(F.bandwidth_figure, [1], exc=TypeError, names="results[0]"),
+    bad(F.bandwidth_figure, [C, {"copy_s": 1}], exc=TypeError, names="results[1]"),
+    bad(F.bandwidth_figure, [C], title=3, exc=TypeError, names="title"),
+    # padding_figure
+    bad(F.padding_figure, (), names="channels"),
+    bad(F.padding_figure, "1234", exc=TypeError, names="channels"),
+    bad(F.padding_figure, 64, exc=TypeError, names="channels"),
+    bad(F.padding_figure, (1, 2, 0), names="channels[2]"),
+    bad(F.padding_figure, (1, 2, 16.7), exc=TypeError, names="channels[2]"),
+    bad(F.padding_figure, range(1, 4), (0,), names="multiples[0]"),
+    bad(F.padding_figure, range(1, 4), (8, 16.7), exc=TypeError, names="multiples[1]"),
+    bad(F.padding_figure, range(1, 4), (), names="multiples"),
+    bad(F.padding_figure, range(1, 4), "16", exc=TypeError, names="multiples"),
+]
