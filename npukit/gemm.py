@@ -3,17 +3,17 @@
 Every convolution and fully connected layer can be lowered to one matrix
 product ``C[M×N] = A[M×K] · B[K×N]``: ``M·N·K`` multiply-accumulates (MACs),
 ``2·M·N·K`` floating-point operations. The invariant this module teaches:
-
-    *Tiling never changes which MACs are done, only their order.* A tiled
-    product equals the untiled one (bit for bit here, since every order visits
-    the k-tiles of an output tile in the same ascending order); what the tile
-    shape ``(bm, bn, bk)`` and the loop order change is how many bytes must
-    cross between DRAM and an on-chip buffer.
+*tiling never changes which MACs are done, only their order.* A tiled product
+equals the untiled one (bit for bit here: every order visits the k-tiles of an
+output tile in ascending order); the tile ``(bm, bn, bk)`` and the loop order
+change how many bytes cross between DRAM and an on-chip buffer.
 
 :func:`tiled_matmul` computes the product tile by tile, :func:`traffic` counts
-the DRAM bytes a tile schedule moves, :func:`best_tile` picks the tile that
-moves the fewest bytes for a buffer size, and :func:`ladder` measures how fast
-each way of writing the product runs on this machine.
+the DRAM bytes a schedule moves, :func:`best_tile` picks the tile that moves
+the fewest for a buffer, :func:`ladder` measures each way of writing the
+product. ``itemsize`` is the element size of ``A`` and ``B``; ``c_itemsize``
+that of ``C``, **equal to** ``itemsize`` **unless given** (4 for INT8 inputs
+with INT32 accumulators).
 
 See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 """
@@ -21,8 +21,10 @@ See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from numbers import Real
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -31,22 +33,10 @@ from . import measure
 
 if TYPE_CHECKING:
     from . import tally
+    from .models import CameraNet
 
-__all__ = [
-    "ORDERS",
-    "Traffic",
-    "Rung",
-    "conv_as_gemm",
-    "largest_pointwise",
-    "tiled_matmul",
-    "footprint",
-    "traffic",
-    "compulsory",
-    "best_tile",
-    "ladder",
-    "sweep_tiles",
-    "numbers",
-]
+__all__ = ["ORDERS", "Traffic", "Rung", "conv_as_gemm", "largest_pointwise", "tiled_matmul", "footprint", "traffic",
+           "compulsory", "best_tile", "ladder", "sweep_tiles", "numbers"]
 
 #: The six loop orders of a tiled GEMM, outermost loop first.
 ORDERS: tuple[str, ...] = ("mnk", "mkn", "nmk", "nkm", "kmn", "knm")
@@ -61,72 +51,56 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int8))
 
 
 def _tile(tile: Any, name: str = "tile") -> tuple[int, int, int]:
-    if not isinstance(tile, (tuple, list)) or len(tile) != 3:
+    if isinstance(tile, (str, bytes)) or not isinstance(tile, (tuple, list)) or len(tile) != 3:
         raise TypeError(f"{name} must be a tuple (bm, bn, bk) of three positive integers, got {tile!r}")
     return tuple(_check.integer(t, f"{name}[{i}]", minimum=1) for i, t in enumerate(tile))  # type: ignore[return-value]
 
 
-def _order(order: Any) -> str:
+def _order(order: Any, name: str = "order") -> str:
     if not isinstance(order, str):
-        raise TypeError(f"order must be a string such as 'mnk', got {type(order).__name__}")
-    return _check.one_of(order, "order", ORDERS)
+        raise TypeError(f"{name} must be a string such as 'mnk', got {type(order).__name__}")
+    return _check.one_of(order, name, ORDERS)
 
 
 def _dims(M: Any, N: Any, K: Any) -> tuple[int, int, int]:
-    return (
-        _check.integer(M, "M", minimum=1),
-        _check.integer(N, "N", minimum=1),
-        _check.integer(K, "K", minimum=1),
-    )
+    return _check.integer(M, "M", minimum=1), _check.integer(N, "N", minimum=1), _check.integer(K, "K", minimum=1)
 
 
 def _itemsizes(itemsize: Any, c_itemsize: Any) -> tuple[int, int]:
+    """``(itemsize, c_itemsize)``, checked; ``c_itemsize`` defaults to ``itemsize``."""
     isz = _check.integer(itemsize, "itemsize", minimum=1)
-    csz = isz if c_itemsize is None else _check.integer(c_itemsize, "c_itemsize", minimum=1)
-    return isz, csz
+    return isz, isz if c_itemsize is None else _check.integer(c_itemsize, "c_itemsize", minimum=1)
 
 
 # ---- lowering -----------------------------------------------------------------
 
 
-def conv_as_gemm(
-    c_out: int, c_in: int, h_out: int, w_out: int, kh: int = 1, kw: int = 1, batch: int = 1, groups: int = 1
-) -> tuple[int, int, int]:
+def conv_as_gemm(c_out: int, c_in: int, h_out: int, w_out: int, kh: int = 1, kw: int = 1, batch: int = 1,
+                 groups: int = 1) -> tuple[int, int, int]:
     """The GEMM dimensions ``(M, N, K)`` of a convolution lowered with im2col.
 
-    For an NCHW convolution the weights ``W[c_out, c_in·kh·kw]`` multiply the
-    im2col matrix ``X[c_in·kh·kw, batch·h_out·w_out]``:
-    ``M = c_out``, ``N = batch·h_out·w_out``, ``K = c_in·kh·kw``. A 1×1
-    (pointwise) convolution needs no im2col at all: ``X`` is the activation
-    tensor itself, viewed as ``c_in`` rows of ``h·w`` pixels. A fully
-    connected layer is the case ``h_out = w_out = kh = kw = 1``.
+    The weights ``W[c_out, c_in·kh·kw]`` multiply the im2col matrix
+    ``X[c_in·kh·kw, batch·h_out·w_out]``. A 1×1 (pointwise) convolution needs
+    no im2col: ``X`` is the activation itself, ``c_in`` rows of ``h·w``
+    pixels; a fully connected layer has ``h_out = w_out = kh = kw = 1``. See
+    chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
-    c_out, c_in : int
-        Output and input channels.
-    h_out, w_out : int
-        Output height and width.
-    kh, kw : int
-        Kernel height and width.
-    batch : int
-        Images per call.
+    c_out, c_in, h_out, w_out, kh, kw, batch : int
+        Channels, output height and width, kernel height and width, images per call.
     groups : int
-        Convolution groups; each group is its own GEMM with
-        ``c_out/groups`` rows and ``K = (c_in/groups)·kh·kw``, so the
-        dimensions of *one* group's GEMM are returned.
+        Convolution groups; each is its own GEMM, and *one* group's is returned.
 
     Returns
     -------
     tuple of int
-        ``(M, N, K)``; the layer does ``groups·M·N·K`` MACs.
+        ``M = c_out/groups``, ``N = batch·h_out·w_out``, ``K = (c_in/groups)·kh·kw``.
 
     Raises
     ------
-    TypeError
-        If an argument is not an integer.
-    ValueError
-        If an argument is < 1 or ``groups`` does not divide both channel counts.
+    TypeError, ValueError
+        If an argument is not an integer ≥ 1, or ``groups`` does not divide both channel counts.
 
     Examples
     --------
@@ -143,11 +117,11 @@ def conv_as_gemm(
     return c_out // groups, batch * h_out * w_out, (c_in // groups) * kh * kw
 
 
-def largest_pointwise(net: Any, batch: int = 1) -> tuple[str, tuple[int, int, int]]:
+def largest_pointwise(net: CameraNet, batch: int = 1) -> tuple[str, tuple[int, int, int]]:
     """CameraNet's largest pointwise (1×1) convolution and its GEMM dimensions.
 
-    "Largest" means the most MACs; ties (CameraNet's pointwise layers all do
-    the same number of MACs) go to the layer with the most weights.
+    "Largest" means the most MACs, then the most weights. See chapter 4,
+    "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -159,15 +133,12 @@ def largest_pointwise(net: Any, batch: int = 1) -> tuple[str, tuple[int, int, in
     Returns
     -------
     tuple
-        ``(layer name, (M, N, K))`` with ``M = c_out``, ``N = batch·h·w``,
-        ``K = c_in`` (see :func:`conv_as_gemm`).
+        ``(layer name, (M, N, K))`` as :func:`conv_as_gemm` gives them.
 
     Raises
     ------
-    TypeError
-        If ``net`` is not a CameraNet or ``batch`` is not an integer.
-    ValueError
-        If ``batch`` < 1 or the network has no pointwise convolution.
+    TypeError, ValueError
+        If ``net`` is not a CameraNet or ``batch`` not an integer ≥ 1.
 
     Examples
     --------
@@ -182,74 +153,14 @@ def largest_pointwise(net: Any, batch: int = 1) -> tuple[str, tuple[int, int, in
         raise ValueError("net must have a pointwise (1×1) convolution")
     row = max(rows, key=lambda r: (r["macs"], r["params"]))
     _, c_out, h, w = row["output"]
-    c_in = row["input"][1]
-    return row["layer"], conv_as_gemm(c_out, c_in, h, w, batch=row["output"][0])
+    return row["layer"], conv_as_gemm(c_out, row["input"][1], h, w, batch=row["output"][0])
 
 
 # ---- the tiled product ------------------------------------------------------------
 
 
-def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 256), order: str = "mnk") -> np.ndarray:
-    """Compute ``A @ B`` tile by tile, in a given loop order.
-
-    The loop nest runs over tile indices, outermost loop first as spelled by
-    ``order``; for ``"mnk"``::
-
-        for i in range(0, M, bm):            # m: rows of C
-            for j in range(0, N, bn):        # n: columns of C
-                for p in range(0, K, bk):    # k: the reduction
-                    C[i:i+bm, j:j+bn] += A[i:i+bm, p:p+bk] @ B[p:p+bk, j:j+bn]
-
-    Each tile product is one ``numpy.matmul`` on views of ``A`` and ``B``,
-    written straight into the output (the first k-step) or into a scratch
-    tile that is then added in place. Edge tiles are ragged: they are cut to
-    what is left of the matrix, and a tile larger than the matrix is simply
-    the whole matrix. Big tiles amortise Python's per-call overhead; with
-    ``bk >= K`` every output tile is written once and never re-added.
-
-    Parameters
-    ----------
-    A : numpy.ndarray
-        Left operand, shape ``(M, K)``.
-    B : numpy.ndarray
-        Right operand, shape ``(K, N)``, same dtype as ``A``.
-    tile : tuple of int
-        ``(bm, bn, bk)``, each >= 1.
-    order : str
-        One of :data:`ORDERS`, outermost loop first.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``C``, shape ``(M, N)``; float32 for float32 inputs, float64 for
-        float64, and **int32** for int8 inputs (integer MACs accumulated
-        exactly, as an INT8 MAC array with 32-bit accumulators does; like
-        ``numpy.matmul`` on int32, a sum beyond the int32 range wraps, which
-        needs ``K`` > 131 072).
-
-    Raises
-    ------
-    TypeError
-        If ``A`` or ``B`` is not an array, their dtypes differ, or the dtype
-        is not float32, float64 or int8; if ``tile`` is not three integers
-        or ``order`` is not a string.
-    ValueError
-        If ``A`` or ``B`` is not 2-D, the inner dimensions differ, a tile
-        size is < 1 or ``order`` is not one of :data:`ORDERS`.
-
-    Examples
-    --------
-    >>> A = np.arange(12, dtype=np.float64).reshape(3, 4)
-    >>> B = np.ones((4, 5))
-    >>> C = tiled_matmul(A, B, tile=(2, 2, 3), order="kmn")   # ragged in every dimension
-    >>> np.array_equal(C, A @ B)
-    True
-    >>> a8 = np.full((2, 300), 127, dtype=np.int8)
-    >>> tiled_matmul(a8, a8.T.copy(), tile=(1, 1, 64)).tolist()   # 300·127² overflows int16, not int32
-    [[4838700, 4838700], [4838700, 4838700]]
-    """
-    A = _check.as_array(A, "A")
-    B = _check.as_array(B, "B")
+def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
+    A, B = _check.as_array(A, "A"), _check.as_array(B, "B")
     if A.ndim != 2:
         raise ValueError(f"A must be 2-D with shape (M, K), got shape {A.shape}")
     if B.ndim != 2:
@@ -260,30 +171,72 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
         raise TypeError(f"A.dtype must be float32, float64 or int8, got {A.dtype}")
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"A's columns must equal B's rows: A has shape {A.shape}, B has shape {B.shape}")
+    return A, B
+
+
+def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 256), order: str = "mnk") -> np.ndarray:
+    """Compute ``A @ B`` tile by tile, in a given loop order.
+
+    The loops run over tile indices, outermost first as spelled by ``order``;
+    for ``"mnk"``::
+
+        for i in range(0, M, bm):            # m: rows of C
+            for j in range(0, N, bn):        # n: columns of C
+                for p in range(0, K, bk):    # k: the reduction
+                    C[i:i+bm, j:j+bn] += A[i:i+bm, p:p+bk] @ B[p:p+bk, j:j+bn]
+
+    Each tile product is one ``numpy.matmul`` on views. Edge tiles are ragged
+    (cut to what is left). Big tiles amortise Python's per-call overhead. See
+    chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+
+    Parameters
+    ----------
+    A, B : numpy.ndarray
+        ``(M, K)`` and ``(K, N)``, both float32, float64 or int8.
+    tile : tuple of int
+        ``(bm, bn, bk)``, each >= 1.
+    order : str
+        One of :data:`ORDERS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``C``, ``(M, N)``, of the inputs' dtype, but **int32** for int8 (exact
+        integer MACs, as an INT8 array with 32-bit accumulators; a sum beyond
+        int32 wraps like ``numpy.matmul`` on int32, which needs ``K`` > 131 072).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an operand is not a 2-D array of a supported dtype, the two differ
+        in dtype or inner dimension, ``tile`` is not three integers ≥ 1, or
+        ``order`` is not one of :data:`ORDERS`.
+
+    Examples
+    --------
+    >>> A = np.arange(12, dtype=np.float64).reshape(3, 4)
+    >>> np.array_equal(tiled_matmul(A, np.ones((4, 5)), tile=(2, 2, 3), order="kmn"), A @ np.ones((4, 5)))
+    True
+    >>> a8 = np.full((2, 300), 127, dtype=np.int8)
+    >>> tiled_matmul(a8, a8.T.copy(), tile=(1, 1, 64)).tolist()   # 300·127² overflows int16, not int32
+    [[4838700, 4838700], [4838700, 4838700]]
+    """
+    A, B = _operands(A, B)
     bm, bn, bk = _tile(tile)
     order = _order(order)
-    M, K = A.shape
-    N = B.shape[1]
-
+    (M, K), N = A.shape, B.shape[1]
     integer = A.dtype == np.int8
     if integer:
         # int8·int8 products are < 2**15 and a tile sums at most bk of them: in
         # float64 (53-bit mantissa) every partial sum is an exact integer.
         A, B = A.astype(np.float64), B.astype(np.float64)
-        C = np.zeros((M, N), dtype=np.int32)
-    elif K == 0:
-        C = np.zeros((M, N), dtype=A.dtype)
-    else:
-        C = np.empty((M, N), dtype=A.dtype)
+    C = np.zeros((M, N), dtype=np.int32 if integer else A.dtype) if integer or K == 0 else np.empty((M, N), A.dtype)
     scratch = np.empty((min(bm, M), min(bn, N)), dtype=A.dtype)
-
     ranges = {"m": range(0, M, bm), "n": range(0, N, bn), "k": range(0, K, bk)}
     pm, pn, pk = order.index("m"), order.index("n"), order.index("k")
     for idx in itertools.product(ranges[order[0]], ranges[order[1]], ranges[order[2]]):
         i, j, p = idx[pm], idx[pn], idx[pk]
-        a = A[i : i + bm, p : p + bk]
-        b = B[p : p + bk, j : j + bn]
-        c = C[i : i + bm, j : j + bn]
+        a, b, c = A[i : i + bm, p : p + bk], B[p : p + bk, j : j + bn], C[i : i + bm, j : j + bn]
         if integer:
             part = np.matmul(a, b, out=scratch[: c.shape[0], : c.shape[1]])
             c += part.astype(np.int64).astype(np.int32)  # exact, then int32 wrap-around
@@ -301,17 +254,10 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
 class Traffic:
     """DRAM bytes moved by one tile schedule (see :func:`traffic`).
 
-    Attributes
-    ----------
-    a_read, b_read : int
-        Bytes of ``A`` and ``B`` loaded into the buffer.
-    c_read : int
-        Bytes of partial sums of ``C`` loaded back (a tile written out
-        before its reduction finished).
-    c_write : int
-        Bytes of ``C`` written to DRAM.
-    footprint : int
-        Bytes of buffer the three resident tiles need.
+    ``a_read``/``b_read``: bytes of ``A``/``B`` loaded; ``c_read``: partial
+    sums of ``C`` loaded back; ``c_write``: bytes of ``C`` written;
+    ``footprint``: buffer bytes of the three resident tiles. See chapter 4,
+    "GEMM and tiling" (chapters/04_gemm.md).
     """
 
     a_read: int
@@ -319,6 +265,10 @@ class Traffic:
     c_read: int
     c_write: int
     footprint: int
+
+    def __post_init__(self) -> None:
+        for field in ("a_read", "b_read", "c_read", "c_write", "footprint"):
+            _check.integer(getattr(self, field), field, minimum=0)
 
     @property
     def reads(self) -> int:
@@ -337,10 +287,9 @@ class Traffic:
 
 
 def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *, c_itemsize: int | None = None) -> int:
-    """Bytes of on-chip buffer needed to hold one A-, one B- and one C-tile.
+    """Bytes of on-chip buffer that hold one A-, one B- and one C-tile, each clipped to its matrix.
 
-    A tile larger than the matrix only needs the matrix: each tile size is
-    clipped to its dimension first.
+    See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -348,11 +297,8 @@ def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *,
         GEMM dimensions, each >= 1.
     tile : tuple of int
         ``(bm, bn, bk)``.
-    itemsize : int
-        Bytes per element of ``A`` and ``B``.
-    c_itemsize : int, optional
-        Bytes per element of the ``C`` accumulator (default ``itemsize``;
-        4 for INT8 inputs with INT32 accumulators).
+    itemsize, c_itemsize : int
+        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
 
     Returns
     -------
@@ -381,11 +327,9 @@ def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *,
 def _refetch(counts: dict, order: str, operand: str) -> Any:
     """How many times each tile of ``operand`` is loaded (``counts`` may hold arrays).
 
-    An operand is indexed by two of the three loops. Only the third, the one
-    it does *not* depend on, can bring a tile back: if a loop inside that one
-    changes the operand's tile (it indexes the operand and runs more than
-    once), every pass of the third loop loads all the tiles again, so ``r`` is
-    its trip count. Otherwise the tile just stays while it runs: ``r = 1``.
+    Only the loop the operand does *not* depend on can bring a tile back: if
+    a loop inside it changes the operand's tile, every pass reloads all the
+    tiles (``r`` = its trip count); otherwise ``r = 1``.
     """
     (free,) = set("mnk") - set(_DEPS[operand])
     inside = order[order.index(free) + 1 :]  # every loop inside `free` indexes the operand
@@ -393,44 +337,36 @@ def _refetch(counts: dict, order: str, operand: str) -> Any:
     return np.where(changes, counts[free], 1)
 
 
-def traffic(
-    M: int,
-    N: int,
-    K: int,
-    tile: Sequence[int],
-    order: str = "mnk",
-    itemsize: int = 4,
-    buffer_bytes: int | None = None,
-    *,
-    c_itemsize: int | None = None,
-) -> Traffic:
+def _bytes(M: int, N: int, K: int, counts: dict, order: str, isz: int, csz: int) -> tuple[Any, Any, Any]:
+    """``(A bytes, B bytes, C bytes written)`` loaded or stored; C is read back ``C written − M·N·csz``."""
+    r_a, r_b, r_c = (_refetch(counts, order, x) for x in "ABC")
+    return r_a * (M * K * isz), r_b * (K * N * isz), r_c * (M * N * csz)
+
+
+def traffic(M: int, N: int, K: int, tile: Sequence[int], order: str = "mnk", itemsize: int = 4,
+            buffer_bytes: int | None = None, *, c_itemsize: int | None = None) -> Traffic:
     """DRAM bytes read and written by a tiled GEMM ``C = A·B``.
 
     The model (a schedule's *compulsory plus capacity* traffic, no caches):
 
-    * The on-chip buffer has one slot per operand: one A-tile, one B-tile and
-      one C-tile (no double buffering). Edge tiles are ragged and move only
-      their real bytes; a tile bigger than the matrix is the whole matrix.
-    * The loop nest runs over tile indices in ``order`` (outermost first). At
-      each step the A-tile ``(m, k)``, B-tile ``(k, n)`` and C-tile ``(m, n)``
-      must be resident. A tile that the previous step already had stays
-      resident at no cost; otherwise it is loaded, replacing the old one.
-      **Which tile stays resident** therefore depends on the innermost loop:
-      with ``k`` innermost (``mnk``, ``nmk``) the C-tile stays for a whole
-      reduction; with ``n`` innermost (``mkn``, ``kmn``) the A-tile stays;
-      with ``m`` innermost (``nkm``, ``knm``) the B-tile stays. A loop that
-      runs only once (its tile covers the dimension) never evicts anything.
-    * ``C`` starts at zero on chip: a C-tile is read from DRAM only when it
-      comes back after having been written out with a partial sum. Every time
-      a C-tile leaves the buffer (evicted, or at the end) it is written.
+    * The buffer has one slot per operand (no double buffering). Edge tiles
+      are ragged and move only their real bytes.
+    * The loops run over tile indices in ``order``, outermost first. At each
+      step the A-tile ``(m, k)``, B-tile ``(k, n)`` and C-tile ``(m, n)`` must
+      be resident; a tile the previous step had stays free, otherwise it is
+      loaded. **Which tile stays** depends on the innermost loop: ``k``
+      innermost (``mnk``, ``nmk``) keeps C for a whole reduction, ``n`` (``mkn``,
+      ``kmn``) keeps A, ``m`` (``nkm``, ``knm``) keeps B. A loop that runs once
+      evicts nothing.
+    * ``C`` starts at zero on chip; a C-tile is written every time it leaves
+      (evicted, or at the end) and read back when it returns.
 
-    Under these rules each tile of an operand is loaded the same number of
-    times ``r`` (its re-fetch factor): the trip count of the one loop the
-    operand does not depend on, if a loop inside that one changes the
-    operand's tile, and 1 otherwise. So ``A`` costs ``r_A·M·K·itemsize``,
-    ``B`` costs ``r_B·K·N·itemsize``, and ``C`` costs ``r_C·M·N·c_itemsize``
-    written plus ``(r_C − 1)·M·N·c_itemsize`` read back. The minimum,
-    reached when every ``r`` is 1, is :func:`compulsory`.
+    So each tile of an operand is loaded ``r`` times: the trip count of the
+    loop the operand does not depend on if a loop inside it changes the
+    operand's tile, else 1. ``A`` costs ``r_A·M·K·itemsize``, ``B``
+    ``r_B·K·N·itemsize``, ``C`` ``r_C·M·N·c_itemsize`` written and
+    ``(r_C − 1)·M·N·c_itemsize`` read. All ``r = 1`` is :func:`compulsory`.
+    See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -440,77 +376,56 @@ def traffic(
         ``(bm, bn, bk)``, each >= 1.
     order : str
         One of :data:`ORDERS`, outermost loop first.
-    itemsize : int
-        Bytes per element of ``A`` and ``B``.
+    itemsize, c_itemsize : int
+        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
     buffer_bytes : int, optional
-        If given, the buffer size the tile must fit (see :func:`footprint`).
-    c_itemsize : int, optional
-        Bytes per element of ``C`` (default ``itemsize``).
+        If given, the buffer the tile must fit (see :func:`footprint`).
 
     Returns
     -------
     Traffic
-        ``a_read``, ``b_read``, ``c_read``, ``c_write`` and ``footprint`` in
-        bytes, with ``.reads``, ``.writes`` and ``.total``.
+        ``a_read``, ``b_read``, ``c_read``, ``c_write`` and ``footprint``, in bytes.
 
     Raises
     ------
-    TypeError
-        If a dimension, tile size or itemsize is not an integer, or
-        ``order`` is not a string.
-    ValueError
-        If one is < 1, ``order`` is unknown, or the tile does not fit
-        ``buffer_bytes``.
+    TypeError, ValueError
+        If a dimension, tile size or item size is not an integer ≥ 1,
+        ``order`` is unknown, or the tile does not fit ``buffer_bytes``.
 
     Examples
     --------
-    Keeping the C-tile resident (k innermost) writes ``C`` once; putting
-    ``k`` outermost writes it once per k-step:
+    ``k`` innermost writes ``C`` once, ``k`` outermost once per k-step:
 
-    >>> t = traffic(256, 256, 256, (64, 64, 64), "mnk", itemsize=4)
-    >>> t.a_read // (256 * 256 * 4), t.b_read // (256 * 256 * 4), t.c_write // (256 * 256 * 4)
-    (4, 4, 1)
+    >>> traffic(256, 256, 256, (64, 64, 64), "mnk", itemsize=4).c_write // (256 * 256 * 4)
+    1
     >>> traffic(256, 256, 256, (64, 64, 64), "kmn", itemsize=4).c_write // (256 * 256 * 4)
     4
-    >>> traffic(256, 256, 256, (256, 256, 256), "mnk", itemsize=4) == compulsory(256, 256, 256, 4)
-    True
     """
     M, N, K = _dims(M, N, K)
     bm, bn, bk = _tile(tile)
     order = _order(order)
     isz, csz = _itemsizes(itemsize, c_itemsize)
     need = footprint(M, N, K, (bm, bn, bk), isz, c_itemsize=csz)
-    if buffer_bytes is not None:
-        buf = _check.integer(buffer_bytes, "buffer_bytes", minimum=1)
-        if need > buf:
-            raise ValueError(
-                f"tile {(bm, bn, bk)} needs {need} bytes of buffer for one A-, B- and C-tile, "
-                f"more than buffer_bytes={buf}"
-            )
+    if buffer_bytes is not None and need > _check.integer(buffer_bytes, "buffer_bytes", minimum=1):
+        raise ValueError(f"tile {(bm, bn, bk)} needs {need} bytes of buffer for one A-, B- and C-tile, "
+                         f"more than buffer_bytes={buffer_bytes}")
     counts = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
-    r_a, r_b, r_c = (int(_refetch(counts, order, x)) for x in "ABC")
-    return Traffic(
-        a_read=r_a * M * K * isz,
-        b_read=r_b * K * N * isz,
-        c_read=(r_c - 1) * M * N * csz,
-        c_write=r_c * M * N * csz,
-        footprint=need,
-    )
+    a, b, c = (int(x) for x in _bytes(M, N, K, counts, order, isz, csz))
+    return Traffic(a_read=a, b_read=b, c_read=c - M * N * csz, c_write=c, footprint=need)
 
 
 def compulsory(M: int, N: int, K: int, itemsize: int = 4, *, c_itemsize: int | None = None) -> Traffic:
     """The compulsory minimum: read ``A`` and ``B`` once, write ``C`` once.
 
-    No schedule moves less; a buffer that holds all three matrices reaches it.
+    No schedule moves less; a buffer holding all three matrices reaches it.
+    See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
     M, N, K : int
         GEMM dimensions, each >= 1.
-    itemsize : int
-        Bytes per element of ``A`` and ``B``.
-    c_itemsize : int, optional
-        Bytes per element of ``C`` (default ``itemsize``).
+    itemsize, c_itemsize : int
+        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
 
     Returns
     -------
@@ -532,35 +447,84 @@ def compulsory(M: int, N: int, K: int, itemsize: int = 4, *, c_itemsize: int | N
     return Traffic(M * K * isz, K * N * isz, 0, M * N * csz, (M * K + K * N) * isz + M * N * csz)
 
 
-def _candidates(n: int) -> np.ndarray:
-    """The smallest tile size for each possible tile count along a dimension."""
-    return np.unique([-(-n // t) for t in range(1, n + 1)])
+# ---- the best tile ------------------------------------------------------------------
 
 
-def best_tile(
-    M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, order: str = "mnk", *, c_itemsize: int | None = None
-) -> tuple[int, int, int]:
+def _tile_sizes(n: int, upto: int) -> np.ndarray:
+    """The tile sizes ≤ ``upto`` that are the smallest for their count ``⌈n/t⌉``.
+
+    They are every ``t ≤ √n`` and ``⌈n/c⌉`` for ``c ≤ √n + 1``: about ``2·√n`` sizes, not ``n``.
+    """
+    s = math.isqrt(n)
+    big = -(-n // np.arange(1, s + 2, dtype=np.int64))
+    return np.unique(np.concatenate([np.arange(1, min(s, upto) + 1, dtype=np.int64), big[big <= upto]]))
+
+
+def _widest(d: str, tiles: dict, dims: dict, isz: int, csz: int, buf: int) -> Any:
+    """The largest tile along ``d`` that fits ``buf`` beside the two ``tiles`` given (0: none fits)."""
+    bm, bn, bk = (tiles.get(x) for x in "mnk")
+    if d == "m":  # the footprint (bm·bk + bk·bn)·isz + bm·bn·csz is linear in each tile size
+        base, per = bk * bn * isz, bk * isz + bn * csz
+    elif d == "n":
+        base, per = bm * bk * isz, bk * isz + bm * csz
+    else:
+        base, per = bm * bn * csz, (bm + bn) * isz
+    return np.minimum(np.maximum((buf - base) // per, 0), dims[d])
+
+
+def _best_counts(dims: dict, order: str, isz: int, csz: int, buf: int) -> list[tuple[Any, Any, Any]]:
+    """Tile counts, in loop order ``(x, y, z)`` (outermost first), among which is the best tile.
+
+    A count that grows never lowers the traffic and always adds steps, so for
+    fixed counts elsewhere the best count of a loop is the smallest that
+    fits. The traffic is compulsory when ``c_y = c_z = 1``, ``W_x·c_x + const``
+    when only ``c_z = 1``, and ``W_x·c_x + W_y·c_y + const`` when ``c_z > 1``:
+    one point for each of the first two cases; for the third, every count of
+    ``x`` (or ``y``, the smaller dimension) with the smallest fitting others.
+    """
+    x, y, z = order
+    fit = lambda d, **t: _widest(d, t, dims, isz, csz, buf)  # noqa: E731
+    count = lambda d, b: -(-dims[d] // b)  # noqa: E731
+    size = lambda d, c: -(-dims[d] // c)  # noqa: E731 (the smallest tile of count c)
+    out = []
+    if (bx := fit(x, **{y: dims[y], z: dims[z]})) >= 1:  # c_y = c_z = 1
+        out.append((count(x, bx), 1, 1))
+    if dims[y] >= 2 and (bx := fit(x, **{y: 1, z: dims[z]})) >= 1:  # c_z = 1 < c_y
+        cx = count(x, bx)
+        out.append((cx, max(2, count(y, fit(y, **{x: size(x, cx), z: dims[z]}))), 1))
+    if dims[z] >= 2:  # c_z > 1
+        u, v = (x, y) if dims[x] <= dims[y] else (y, x)
+        bu = _tile_sizes(dims[u], int(fit(u, **{v: 1, z: 1})))
+        cv = count(v, fit(v, **{u: bu, z: 1}))
+        cz = np.maximum(2, count(z, fit(z, **{u: bu, v: size(v, cv)})))
+        cu = count(u, bu)
+        out.append((cu, cv, cz) if u == x else (cv, cu, cz))
+    return out
+
+
+def best_tile(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, order: str = "mnk", *,
+              c_itemsize: int | None = None) -> tuple[int, int, int]:
     """The tile that fits ``buffer_bytes`` and moves the fewest DRAM bytes.
 
-    Exhaustive over the tile shapes that matter: under the :func:`traffic`
-    model the bytes depend on a tile only through the tile *counts*
-    ``ceil(M/bm)``, ``ceil(N/bn)``, ``ceil(K/bk)``, and for each count the
-    smallest tile that achieves it needs the least buffer. Ties are broken by
-    fewer tile steps (fewer DMA transfers to issue), then by a smaller
-    footprint, then by the smaller ``(bm, bn, bk)``.
+    Under :func:`traffic` the bytes depend on a tile only through the tile
+    *counts* ``⌈M/bm⌉``, ``⌈N/bn⌉``, ``⌈K/bk⌉``, and for each count the
+    smallest tile reaching it needs the least buffer. Ties go to fewer tile
+    steps (fewer DMA transfers), then a smaller footprint, then the smaller
+    ``(bm, bn, bk)``. The search is exact without trying every count: with
+    two counts fixed the best third is the smallest that fits, so about
+    ``2·√n`` candidates are scored whatever the sizes. See chapter 4, "GEMM
+    and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
     M, N, K : int
-        GEMM dimensions, each >= 1.
+        GEMM dimensions, each >= 1, with ``M·N·K·(itemsize + c_itemsize) < 2⁶¹``.
     buffer_bytes : int
         On-chip buffer available for one A-, one B- and one C-tile.
-    itemsize : int
-        Bytes per element of ``A`` and ``B``.
+    itemsize, c_itemsize : int
+        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
     order : str
-        Loop order the schedule will use (one of :data:`ORDERS`).
-    c_itemsize : int, optional
-        Bytes per element of ``C`` (default ``itemsize``).
+        Loop order of the schedule (one of :data:`ORDERS`).
 
     Returns
     -------
@@ -569,11 +533,9 @@ def best_tile(
 
     Raises
     ------
-    TypeError
-        If an argument has the wrong type.
-    ValueError
-        If an argument is < 1, ``order`` is unknown, or even a 1×1×1 tile
-        does not fit ``buffer_bytes``.
+    TypeError, ValueError
+        If an argument is not an integer ≥ 1, ``order`` is unknown, not even
+        a 1×1×1 tile fits, or the traffic would overflow 64-bit integers.
 
     Examples
     --------
@@ -581,31 +543,29 @@ def best_tile(
 
     >>> best_tile(256, 256, 256, buffer_bytes=48 * 1024, itemsize=4)
     (86, 128, 5)
-    >>> t = traffic(256, 256, 256, (86, 128, 5), "mnk", 4, buffer_bytes=48 * 1024)
-    >>> t.total / compulsory(256, 256, 256, 4).total
+    >>> traffic(256, 256, 256, (86, 128, 5), "mnk", 4).total / compulsory(256, 256, 256, 4).total
     2.0
     """
     M, N, K = _dims(M, N, K)
     order = _order(order)
     isz, csz = _itemsizes(itemsize, c_itemsize)
     buf = _check.integer(buffer_bytes, "buffer_bytes", minimum=1)
-    smallest = 2 * isz + csz
-    if smallest > buf:
-        raise ValueError(f"buffer_bytes must hold at least a 1×1×1 tile ({smallest} bytes), got {buf}")
-    bm = _candidates(M)[:, None, None].astype(np.int64)
-    bn = _candidates(N)[None, :, None].astype(np.int64)
-    bk = _candidates(K)[None, None, :].astype(np.int64)
-    need = (bm * bk + bk * bn) * isz + bm * bn * csz
-    counts = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
-    r_a, r_b, r_c = (_refetch(counts, order, x) for x in "ABC")
-    total = r_a * (M * K * isz) + r_b * (K * N * isz) + (2 * r_c - 1) * (M * N * csz)
-    steps = counts["m"] * counts["n"] * counts["k"]
-    shape = np.broadcast_shapes(bm.shape, bn.shape, bk.shape)
-    full = [np.broadcast_to(x, shape).ravel() for x in (total, steps, need, bm, bn, bk)]
-    fits = np.broadcast_to(need <= buf, shape).ravel()
-    keys = [x[fits] for x in full]
+    if 2 * isz + csz > buf:
+        raise ValueError(f"buffer_bytes must hold at least a 1×1×1 tile ({2 * isz + csz} bytes), got {buf}")
+    if M * N * K * (isz + csz) >= 2**61:
+        raise ValueError(f"M·N·K = {M * N * K:,} is too large: its traffic overflows 64-bit integers "
+                         "(keep M·N·K·(itemsize + c_itemsize) below 2**61)")
+    if footprint(M, N, K, (M, N, K), isz, c_itemsize=csz) <= buf:
+        return M, N, K
+    dims = {"m": M, "n": N, "k": K}
+    points = [np.broadcast_arrays(*(np.asarray(c, dtype=np.int64) for c in p))
+              for p in _best_counts(dims, order, isz, csz, buf)]
+    counts = dict(zip(order, (np.concatenate([p[i].ravel() for p in points]) for i in range(3))))
+    bm, bn, bk = (-(-dims[d] // counts[d]) for d in "mnk")
+    a, b, c = _bytes(M, N, K, counts, order, isz, csz)
+    keys = (a + b + 2 * c, counts["m"] * counts["n"] * counts["k"], (bm * bk + bk * bn) * isz + bm * bn * csz, bm, bn, bk)
     best = np.lexsort(keys[::-1])[0]  # lexsort's last key is the primary one
-    return int(keys[3][best]), int(keys[4][best]), int(keys[5][best])
+    return int(bm[best]), int(bn[best]), int(bk[best])
 
 
 # ---- the measured ladder -----------------------------------------------------------
@@ -613,23 +573,12 @@ def best_tile(
 
 @dataclass(frozen=True)
 class Rung:
-    """One measured way of computing ``A @ B`` (see :func:`ladder`).
+    """One measured way of computing ``A @ B`` at ``n×n×n`` (see :func:`ladder`).
 
-    Attributes
-    ----------
-    name : str
-        What was run.
-    n : int
-        The square size ``n×n×n`` it was run at.
-    seconds : float
-        Median wall time of one product.
-    gflops : float
-        ``2·n³ / seconds / 1e9``.
-    error : float
-        Largest absolute difference from ``numpy.matmul``, relative to the
-        largest absolute value of the product.
-    ok : bool
-        Whether ``error`` is within the dtype's tolerance.
+    ``seconds``: median time of one product; ``gflops = 2·n³/seconds/1e9``;
+    ``error``: largest difference from ``numpy.matmul``, relative to the
+    product's largest entry; ``ok``: within the dtype's tolerance. See
+    chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
     """
 
     name: str
@@ -638,6 +587,17 @@ class Rung:
     gflops: float
     error: float
     ok: bool
+
+    def __post_init__(self) -> None:
+        _check.text(self.name, "name")
+        _check.integer(self.n, "n", minimum=1)
+        for field in ("seconds", "gflops"):
+            object.__setattr__(self, field, _check.positive(getattr(self, field), field))
+        if isinstance(self.error, bool) or not isinstance(self.error, Real):
+            raise TypeError(f"error must be a real number, got {type(self.error).__name__}")
+        if self.error < 0:  # NaN passes: a product with NaN in it has no finite error
+            raise ValueError(f"error must be >= 0 (or NaN), got {self.error!r}")
+        _check.boolean(self.ok, "ok")
 
 
 def _python_matmul(a: list, b: list) -> list:
@@ -671,7 +631,12 @@ def _float_dtype(dtype: Any) -> np.dtype:
     return dt
 
 
-def _measure(name: str, n: int, fn: Any, want: np.ndarray, repeat: int, warmup: int) -> Rung:
+def _timing(repeat: Any, warmup: Any, seed: Any) -> tuple[int, int, np.random.Generator]:
+    repeat, warmup = _check.integer(repeat, "repeat", minimum=1), _check.integer(warmup, "warmup", minimum=0)
+    return repeat, warmup, np.random.default_rng(_check.integer(seed, "seed", minimum=0))
+
+
+def _measure(name: str, n: int, fn: Callable[[], Any], want: np.ndarray, repeat: int, warmup: int) -> Rung:
     """Check ``fn()`` against ``want`` (relative to the largest entry), then time it."""
     got = np.asarray(fn(), dtype=want.dtype)
     err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
@@ -680,47 +645,30 @@ def _measure(name: str, n: int, fn: Any, want: np.ndarray, repeat: int, warmup: 
     return Rung(name, n, secs, 2.0 * n**3 / secs / 1e9, err, bool(err <= tol))
 
 
-def ladder(
-    n: int = 512,
-    *,
-    python_n: int = 48,
-    row_n: int = 128,
-    small_tile: Sequence[int] = (16, 16, 16),
-    good_tile: Sequence[int] = (256, 256, 1024),
-    dtype: Any = "float32",
-    repeat: int = 5,
-    warmup: int = 1,
-    seed: int = 0,
-) -> list[Rung]:
+def ladder(n: int = 512, *, python_n: int = 48, row_n: int = 128, small_tile: Sequence[int] = (16, 16, 16),
+           good_tile: Sequence[int] = (256, 256, 1024), dtype: Any = "float32", repeat: int = 5, warmup: int = 1,
+           seed: int = 0) -> list[Rung]:
     """Measure five ways of computing a square GEMM, slowest first.
 
-    1. ``python``: three Python loops over lists (at ``python_n``);
-    2. ``row-vectorised``: one NumPy vector update per ``(i, k)``
-       (at ``row_n``);
-    3. ``tiled, small tile``: :func:`tiled_matmul` with ``small_tile`` (at ``n``);
-    4. ``tiled, good tile``: :func:`tiled_matmul` with ``good_tile`` (at ``n``);
-    5. ``numpy.matmul``: one call into the BLAS library (at ``n``).
-
-    Each rung's result is compared with ``numpy.matmul`` on the same inputs
-    and timed with :func:`npukit.measure.timeit` (warm-up, repeats, median).
-    The slow rungs run at smaller sizes so the ladder fits a page's time
-    budget; GFLOP/s (``2·n³/t``) makes sizes comparable.
+    ``python`` (three Python loops over lists, at ``python_n``),
+    ``row-vectorised`` (one NumPy vector update per ``(i, k)``, at
+    ``row_n``), ``tiled, small tile`` and ``tiled, good tile``
+    (:func:`tiled_matmul`, at ``n``) and ``numpy.matmul`` (BLAS, at ``n``).
+    Each result is checked against ``numpy.matmul`` and timed with
+    :func:`npukit.measure.timeit`; GFLOP/s (``2·n³/t``) makes sizes
+    comparable. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
-    n : int
-        Size of the three fast rungs.
-    python_n, row_n : int
-        Sizes of the pure-Python and row-vectorised rungs.
+    n, python_n, row_n : int
+        Sizes of the fast rungs, the pure-Python rung and the row-vectorised rung.
     small_tile, good_tile : tuple of int
-        Tiles for the two tiled rungs.
+        Tiles of the two tiled rungs.
     dtype : dtype-like
         ``"float32"`` or ``"float64"``.
-    repeat, warmup : int
-        Timed repetitions (median reported) and untimed warm-up calls;
-        the two slow rungs use at most 3 repetitions and 1 warm-up.
-    seed : int
-        Seed of the random inputs.
+    repeat, warmup, seed : int
+        Timed repetitions (≥ 1; at most 3 for the slow rungs), warm-up calls
+        (≥ 0; at most 1 for the slow rungs), seed of the inputs (≥ 0).
 
     Returns
     -------
@@ -729,27 +677,20 @@ def ladder(
 
     Raises
     ------
-    TypeError
-        If a size or tile is not an integer, or ``dtype`` is not a dtype.
-    ValueError
-        If a size is < 1 or ``dtype`` is not float32 or float64.
+    TypeError, ValueError
+        If a size, tile, count or seed is not an integer in range, or
+        ``dtype`` is not float32 or float64.
 
     Examples
     --------
     >>> rungs = ladder(32, python_n=8, row_n=8, good_tile=(16, 16, 32), repeat=1, warmup=0)
-    >>> [r.name for r in rungs]
-    ['python', 'row-vectorised', 'tiled, small tile', 'tiled, good tile', 'numpy.matmul']
-    >>> all(r.ok for r in rungs)
-    True
+    >>> [r.name for r in rungs], all(r.ok for r in rungs)
+    (['python', 'row-vectorised', 'tiled, small tile', 'tiled, good tile', 'numpy.matmul'], True)
     """
-    n = _check.integer(n, "n", minimum=1)
-    python_n = _check.integer(python_n, "python_n", minimum=1)
-    row_n = _check.integer(row_n, "row_n", minimum=1)
+    n, python_n, row_n = (_check.integer(v, k, minimum=1) for v, k in ((n, "n"), (python_n, "python_n"), (row_n, "row_n")))
     small_tile, good_tile = _tile(small_tile, "small_tile"), _tile(good_tile, "good_tile")
     dt = _float_dtype(dtype)
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    warmup = _check.integer(warmup, "warmup", minimum=0)
-    rng = np.random.default_rng(seed)
+    repeat, warmup, rng = _timing(repeat, warmup, seed)
 
     def inputs(size: int) -> tuple[np.ndarray, np.ndarray]:
         return rng.standard_normal((size, size)).astype(dt), rng.standard_normal((size, size)).astype(dt)
@@ -768,33 +709,25 @@ def ladder(
     return rungs
 
 
-def sweep_tiles(
-    n: int = 512,
-    sides: Sequence[int] = (16, 32, 64, 128, 256, 512),
-    *,
-    dtype: Any = "float32",
-    repeat: int = 3,
-    warmup: int = 1,
-    seed: int = 0,
-) -> list[Rung]:
+def sweep_tiles(n: int = 512, sides: Sequence[int] = (16, 32, 64, 128, 256, 512), *, dtype: Any = "float32",
+                repeat: int = 3, warmup: int = 1, seed: int = 0) -> list[Rung]:
     """Measure :func:`tiled_matmul` on an ``n×n×n`` product with cubic tiles of each side.
 
-    Every tile is one call into NumPy, so ``(n/b)³`` calls pay Python's
-    per-call overhead while the arithmetic stays ``2·n³`` FLOPs: the sweep
-    shows how large a tile must be before the overhead stops mattering.
+    Each tile is one call into NumPy, so ``(n/b)³`` calls pay Python's
+    per-call overhead while the arithmetic stays ``2·n³``: the sweep shows
+    how large a tile must be for the overhead to stop mattering. See
+    chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
     n : int
         Matrix size.
     sides : sequence of int
-        Tile sides ``b`` (tile ``(b, b, b)``).
+        Tile sides ``b`` (tile ``(b, b, b)``), at least one.
     dtype : dtype-like
         ``"float32"`` or ``"float64"``.
-    repeat, warmup : int
-        As for :func:`npukit.measure.timeit`.
-    seed : int
-        Seed of the random inputs.
+    repeat, warmup, seed : int
+        As for :func:`npukit.measure.timeit` (≥ 1 and ≥ 0); seed of the inputs (≥ 0).
 
     Returns
     -------
@@ -804,28 +737,22 @@ def sweep_tiles(
     Raises
     ------
     TypeError, ValueError
-        For a non-integer or non-positive size or side, or a dtype other than
-        float32 or float64.
+        If ``sides`` is not a non-empty list or tuple, a size, side, count or
+        seed not an integer in range, or ``dtype`` not float32 or float64.
 
     Examples
     --------
-    >>> rungs = sweep_tiles(64, sides=(16, 64), repeat=1, warmup=0)
-    >>> [(r.name, r.ok) for r in rungs]
+    >>> [(r.name, r.ok) for r in sweep_tiles(64, sides=(16, 64), repeat=1, warmup=0)]
     [('tile 16³', True), ('tile 64³', True)]
     """
     n = _check.integer(n, "n", minimum=1)
-    sides = [_check.integer(b, f"sides[{i}]", minimum=1) for i, b in enumerate(sides)]
+    sides = [_check.integer(b, f"sides[{i}]", minimum=1) for i, b in enumerate(_check.sequence(sides, "sides", min_length=1))]
     dt = _float_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    repeat, warmup, rng = _timing(repeat, warmup, seed)
     A = rng.standard_normal((n, n)).astype(dt)
     B = rng.standard_normal((n, n)).astype(dt)
     want = A @ B
-    return [
-        _measure(f"tile {b}³", n, lambda b=b: tiled_matmul(A, B, (b, b, b)), want, repeat, warmup) for b in sides
-    ]
-
-
-# ---- figures ---------------------------------------------------------------------
+    return [_measure(f"tile {b}³", n, lambda b=b: tiled_matmul(A, B, (b, b, b)), want, repeat, warmup) for b in sides]
 
 
 # ---- numbers so far -----------------------------------------------------------------
@@ -838,17 +765,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     :func:`largest_pointwise` finds in ``ctx.net``: its GEMM dimensions and
     MACs, and the DRAM traffic of the best tile for ``ctx.npu_buffer`` bytes
     (INT8 operands with INT32 accumulators, as on an NPU) against the
-    compulsory minimum.
+    compulsory minimum. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Examples
     --------
     >>> from npukit import tally
-    >>> rows = numbers(tally.Context(npu_buffer=8 * 1024))
-    >>> rows[0].value
+    >>> numbers(tally.Context(npu_buffer=8 * 1024))[0].value
     'M=128, N=16, K=64 (131,072 MACs)'
     """
     from . import tally
 
+    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
     layer, (M, N, K) = largest_pointwise(ctx.net)
     buffer_bytes, itemsize, c_itemsize = ctx.npu_buffer, 1, 4
     tile = best_tile(M, N, K, buffer_bytes, itemsize, c_itemsize=c_itemsize)

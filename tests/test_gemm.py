@@ -213,6 +213,75 @@ def test_best_tile_large_problem_fits():
     assert fits(1024, 1024, 1024, tile, 4, 4, 256 * 1024)
 
 
+def brute_force_best_tile(M, N, K, buffer_bytes, isz, order, csz):
+    """The search best_tile used to do: every smallest tile for each tile count, in all three dimensions.
+
+    Scores each tile by the loop-nest traffic formula (re-fetch factors written here from the
+    rules of the model), then picks the lowest (traffic, steps, footprint, bm, bn, bk).
+    """
+    def candidates(n):
+        return np.unique([-(-n // t) for t in range(1, n + 1)]).astype(np.int64)
+
+    bm, bn, bk = np.meshgrid(candidates(M), candidates(N), candidates(K), indexing="ij")
+    need = (bm * bk + bk * bn) * isz + bm * bn * csz
+    count = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
+    total = 0
+    for operand, deps, weight in (("A", "mk", M * K * isz), ("B", "kn", K * N * isz), ("C", "mn", 2 * M * N * csz)):
+        (free,) = set("mnk") - set(deps)
+        inside = order[order.index(free) + 1:]
+        moves = np.zeros(bm.shape, bool)
+        for d in inside:
+            moves |= count[d] > 1
+        total = total + np.where(moves, count[free], 1) * weight
+    steps = count["m"] * count["n"] * count["k"]
+    ok = need <= buffer_bytes
+    keys = [x[ok] for x in (total, steps, need, bm, bn, bk)]
+    best = np.lexsort(keys[::-1])[0]
+    return int(keys[3][best]), int(keys[4][best]), int(keys[5][best])
+
+
+def test_best_tile_equals_the_brute_force_search_on_random_sizes():
+    rng = np.random.default_rng(2024)
+    for case in range(400):
+        hi = (6, 40, 300, 1200)[case % 4]
+        M, N, K = (int(v) for v in rng.integers(1, hi + 1, size=3))
+        isz, csz = int(rng.choice([1, 2, 4])), int(rng.choice([1, 4]))
+        order = str(rng.choice(ORDERS))
+        whole = (M * K + K * N) * isz + M * N * csz
+        buf = max(2 * isz + csz, int(np.exp(rng.uniform(np.log(2 * isz + csz), np.log(1.2 * whole + 1)))))
+        want = brute_force_best_tile(M, N, K, buf, isz, order, csz)
+        assert gemm.best_tile(M, N, K, buf, isz, order, c_itemsize=csz) == want, (M, N, K, buf, isz, csz, order)
+
+
+def test_best_tile_is_fast_for_huge_sizes_and_refuses_absurd_ones():
+    tile = gemm.best_tile(10**8, 64, 64, 32 * 1024, 1, c_itemsize=4)  # a loop over every count took ~28 s
+    assert fits(10**8, 64, 64, tile, 1, 4, 32 * 1024)
+    assert gemm.traffic(10**8, 64, 64, tile, "mnk", 1, c_itemsize=4).total == \
+        gemm.traffic(10**8, 64, 64, brute_force_best_tile(10**4, 64, 64, 32 * 1024, 1, "mnk", 4), "mnk", 1,
+                     c_itemsize=4).total  # M only repeats the same row tiles: the same best tile as at 10**4
+    for order in ORDERS:
+        bm, bn, bk = gemm.best_tile(700_000, 700_000, 100_000, 2**30, 1, order, c_itemsize=4)
+        assert fits(700_000, 700_000, 100_000, (bm, bn, bk), 1, 4, 2**30)
+    with pytest.raises(ValueError, match="too large: its traffic overflows 64-bit integers"):
+        gemm.best_tile(10**7, 10**7, 10**7, 2**20, 4)
+
+
+# ---- the default c_itemsize is itemsize ------------------------------------------------
+
+
+@pytest.mark.parametrize("isz", [1, 2, 4])
+def test_c_itemsize_defaults_to_itemsize(isz):
+    M, N, K, tile = 7, 9, 5, (3, 4, 2)
+    for order in ORDERS:
+        t = gemm.traffic(M, N, K, tile, order, isz)
+        assert (t.a_read, t.b_read, t.c_read, t.c_write) == simulate(M, N, K, tile, order, isz, isz)
+    assert gemm.footprint(M, N, K, tile, isz) == (3 * 2 + 2 * 4) * isz + 3 * 4 * isz
+    assert gemm.compulsory(M, N, K, isz).c_write == M * N * isz
+    buf = 3 * 16 * isz + 8 * 8 * isz
+    tile = gemm.best_tile(64, 64, 64, buf, isz)
+    assert fits(64, 64, 64, tile, isz, isz, buf) and tile == brute_force_best_tile(64, 64, 64, buf, isz, "mnk", isz)
+
+
 # ---- lowering, ladder, figures, numbers ------------------------------------------------
 
 
@@ -252,6 +321,28 @@ def test_figures():
     bar = figures.gemm.ladder_figure(rungs, peak_gflops=50.0)
     assert list(bar.data[0].y) == [0.5, 5.0]
     assert "10% of peak" in bar.data[0].text[1]
+
+
+def test_measurements_and_figures_refuse_what_they_cannot_show():
+    with pytest.raises(TypeError, match="repeat must be an integer"):
+        gemm.sweep_tiles(8, sides=(4,), repeat="abc")
+    with pytest.raises(ValueError, match="sides must have at least 1 item"):
+        gemm.sweep_tiles(8, sides=())
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        gemm.ladder(8, seed=1.5)
+    rungs = [gemm.Rung("tile 8³", 64, 1e-3, 0.5, 0.0, True)]
+    with pytest.raises(ValueError, match="numpy_gflops must be a finite number > 0"):  # a dropped line, before
+        figures.gemm.sweep_figure(rungs, [8], numpy_gflops=0.0)
+    with pytest.raises(ValueError, match=r"model\[0\] must be a finite number > 0"):
+        figures.gemm.sweep_figure(rungs, [8], model=[0.0])
+    with pytest.raises(ValueError, match="sizes must have at least 1 item"):  # an IndexError, before
+        figures.gemm.traffic_figure(64, 64, 64, 8 * 1024, sizes=())
+    with pytest.raises(TypeError, match="depths must be a list or tuple"):
+        figures.gemm.traffic_figure(64, 64, 64, 8 * 1024, depths="16")
+    with pytest.raises(ValueError, match="gflops must be a finite number > 0"):
+        gemm.Rung("x", 8, 1.0, 0.0, 0.0, True)
+    with pytest.raises(ValueError, match="c_read must be >= 0"):
+        gemm.Traffic(1, 1, -1, 1, 1)
 
 
 def test_sweep_tiles_and_figure():
@@ -384,9 +475,9 @@ def test_other_errors():
         figures.gemm.ladder_figure([])
     with pytest.raises(TypeError, match=r"rungs\[0\] must be a Rung"):
         figures.gemm.ladder_figure([(1, 2)])
-    with pytest.raises(ValueError, match="peak_gflops must be positive"):
+    with pytest.raises(ValueError, match="peak_gflops must be a finite number > 0"):
         figures.gemm.ladder_figure([gemm.Rung("a", 8, 1.0, 1.0, 0.0, True)], peak_gflops=0)
-    with pytest.raises(ValueError, match="order must be one of"):
+    with pytest.raises(ValueError, match=r"orders\[0\] must be one of"):
         figures.gemm.traffic_figure(8, 8, 8, 1024, orders=("xyz",))
 
 

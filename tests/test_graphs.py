@@ -1,11 +1,11 @@
-"""Tests of npukit.graphs against independent references.
+"""Tests of npukit.graphs and npukit.figures.graphs against independent references.
 
 * MACs: explicit loops over the ONNX attributes (sliding windows enumerated
-  one position at a time), written here without the counting formula.
-* BatchNorm folding and fusion: onnx.reference.ReferenceEvaluator on the
-  original model; onnx.checker on the result.
-* Memory plans: random DAGs built with onnx.helper; lifetimes recomputed here
-  from the node list, live bytes by a step-by-step sweep.
+  one position at a time), written here without the counting formula; for
+  CameraNet, the per-layer MACs of npukit.models.summary.
+* The roofline: a machine spec must be positive and finite to be drawn.
+
+Folding, fusion and memory planning (npukit.rewrites) are in test_rewrites.py.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ import itertools
 import math
 
 import numpy as np
-import onnx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from npukit import figures
-from npukit import graphs
+from npukit import graphs, rewrites
 
 OPSET = [helper.make_opsetid("", 17)]
 
@@ -166,13 +164,6 @@ def test_elementwise_pool_view_and_itemsize_rules():
     assert int8["relu"].act_bytes_in == 288 and int8["relu"].intensity == pytest.approx(4 * c["relu"].intensity)
 
 
-def test_batchnorm_counts_two_flops_per_element_and_folding_keeps_macs():
-    m = graphs.example_chain(blocks=2, channels=4, size=5)
-    bn = [r for r in graphs.op_counts(m) if r.op_type == "BatchNormalization"][0]
-    assert (bn.macs, bn.flops, bn.param_bytes) == (0, 200, 4 * 4 * 4)
-    before, after = graphs.totals(graphs.op_counts(m)), graphs.totals(graphs.op_counts(graphs.fold_batchnorm(m)))
-    assert before["macs"] == after["macs"] and before["flops"] == after["flops"] + 3 * 200
-
 
 def test_totals_add_up():
     counts = graphs.op_counts(graphs.example_chain(blocks=2, channels=4, size=6))
@@ -202,240 +193,6 @@ def test_topological_order_repairs_a_shuffled_graph():
     assert graphs.totals(graphs.op_counts(m)) == graphs.totals(graphs.op_counts(graphs.example_chain(3, 2, 4)))
 
 
-# ---- BatchNorm folding ---------------------------------------------------------------------
-
-
-@st.composite
-def conv_bn_models(draw):
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    group = draw(st.sampled_from([1, 2]))
-    c_in = group * draw(st.integers(1, 3))
-    c_out = group * draw(st.integers(1, 3))
-    k = draw(st.sampled_from([1, 3]))
-    bias = draw(st.booleans())
-    eps = draw(st.sampled_from([1e-5, 1e-3]))
-    stride = draw(st.integers(1, 2))
-    w = rng.standard_normal((c_out, c_in // group, k, k)).astype(np.float32)
-    inits = [numpy_helper.from_array(w, "W")]
-    conv_in = ["x", "W"]
-    if bias:
-        inits.append(numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32), "b"))
-        conv_in.append("b")
-    stats = dict(gamma=rng.uniform(0.5, 2.0, c_out), beta=rng.standard_normal(c_out),
-                 mean=rng.standard_normal(c_out), var=rng.uniform(0.1, 2.0, c_out))
-    inits += [numpy_helper.from_array(v.astype(np.float32), n) for n, v in stats.items()]
-    nodes = [
-        helper.make_node("Conv", conv_in, ["c"], name="conv", group=group, pads=[k // 2] * 4, strides=[stride] * 2),
-        helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["bn"], name="bn", epsilon=eps),
-        helper.make_node("Relu", ["bn"], ["y"], name="relu"),
-    ]
-    size = draw(st.integers(3, 8))
-    out = (size + 2 * (k // 2) - k) // stride + 1
-    m = _model(nodes, [_vi("x", [2, c_in, size, size])], [_vi("y", [2, c_out, out, out])], inits)
-    x = rng.standard_normal((2, c_in, size, size)).astype(np.float32)
-    return m, x
-
-
-def _assert_folded_equal(model, feeds):
-    folded = graphs.fold_batchnorm(model)
-    onnx.checker.check_model(folded, full_check=True)
-    assert not any(n.op_type == "BatchNormalization" for n in folded.graph.node)
-    want = ReferenceEvaluator(model).run(None, feeds)
-    got = ReferenceEvaluator(folded).run(None, feeds)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
-    return folded
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(conv_bn_models())
-def test_fold_batchnorm_matches_onnx_reference(case):
-    model, x = case
-    folded = _assert_folded_equal(model, {"x": x})
-    assert [n.op_type for n in folded.graph.node] == ["Conv", "Relu"]
-    assert folded.graph.node[0].doc_string == "folded: bn"
-    # the input model is left alone
-    assert [n.op_type for n in model.graph.node] == ["Conv", "BatchNormalization", "Relu"]
-
-
-def test_fold_batchnorm_on_a_deeper_chain_and_unfoldable_bn():
-    m = graphs.example_chain(blocks=3, channels=5, size=7, seed=4)
-    x = np.random.default_rng(0).standard_normal((1, 3, 7, 7)).astype(np.float32)
-    folded = _assert_folded_equal(m, {"x": x})
-    assert len(folded.graph.node) == len(m.graph.node) - 4
-    # BN on a graph input, and BN after a Conv whose output is also read elsewhere:
-    rng = np.random.default_rng(1)
-    inits = [numpy_helper.from_array(rng.standard_normal((3, 3, 1, 1)).astype(np.float32), "W")]
-    for p in ("1", "2"):
-        inits += [numpy_helper.from_array(rng.uniform(0.5, 2, 3).astype(np.float32), "g" + p),
-                  numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b" + p),
-                  numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "m" + p),
-                  numpy_helper.from_array(rng.uniform(0.2, 2, 3).astype(np.float32), "v" + p)]
-    nodes = [
-        helper.make_node("BatchNormalization", ["x", "g1", "b1", "m1", "v1"], ["n1"], name="bn_input"),
-        helper.make_node("Conv", ["n1", "W"], ["c"], name="conv"),
-        helper.make_node("BatchNormalization", ["c", "g2", "b2", "m2", "v2"], ["n2"], name="bn_shared"),
-        helper.make_node("Add", ["n2", "c"], ["y"], name="add"),
-    ]
-    m2 = _model(nodes, [_vi("x", [1, 3, 4, 4])], [_vi("y", [1, 3, 4, 4])], inits)
-    folded2 = _assert_folded_equal(m2, {"x": rng.standard_normal((1, 3, 4, 4)).astype(np.float32)})
-    assert [n.op_type for n in folded2.graph.node] == ["Mul", "Add", "Conv", "Mul", "Add", "Add"]
-
-
-def _cameranet_onnx():
-    """CameraNet's ONNX graph: the shipped weights, or fresh ones with random BN statistics."""
-    try:
-        from npukit.models import CameraNet
-    except ImportError as exc:  # pragma: no cover - models is chapter 0
-        pytest.skip(f"npukit.models is not available: {exc}")
-    try:
-        net = CameraNet.pretrained()
-    except FileNotFoundError:
-        net = CameraNet(seed=0)
-        rng = np.random.default_rng(0)
-        for key, value in net.params.items():
-            role = key.rsplit(".", 1)[1]
-            if role in ("scale", "var"):
-                net.params[key] = rng.uniform(0.5, 2.0, value.shape).astype(np.float32)
-            elif role in ("bias", "mean"):
-                net.params[key] = rng.standard_normal(value.shape).astype(np.float32)
-    return net.to_onnx()
-
-
-def test_fold_batchnorm_on_cameranet():
-    model = _cameranet_onnx()
-    assert any(n.op_type == "BatchNormalization" for n in model.graph.node)
-    (inp,) = [v for v in model.graph.input if v.name not in {t.name for t in model.graph.initializer}]
-    shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
-    x = np.random.default_rng(0).uniform(0, 1, shape).astype(np.float32)
-    folded = _assert_folded_equal(model, {inp.name: x})
-    counts = graphs.op_counts(model)
-    assert graphs.totals(counts)["macs"] > 0
-    plan = graphs.plan_memory(folded)
-    assert plan.lower_bound_bytes <= plan.peak_bytes <= plan.naive_bytes
-
-
-# ---- fusion -------------------------------------------------------------------------------
-
-
-def test_fusion_keeps_outputs_and_saves_exactly_the_intermediate_traffic():
-    m = graphs.fold_batchnorm(graphs.example_chain(blocks=3, channels=4, size=6, seed=2))
-    x = np.random.default_rng(5).standard_normal((1, 3, 6, 6)).astype(np.float32)
-    r = graphs.fuse_conv_add_relu(m)
-    onnx.checker.check_model(r.model)
-    assert [n.op_type for n in r.model.graph.node] == ["FusedConv"] * 4
-    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
-    got = graphs.run_reference(r.model, {"x": x})[0]
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    # every removed tensor is 1×4×6×6 float32, written once and read once
-    assert sum(len(f.removed) for f in r.fusions) == 1 + 3 * 2
-    assert r.bytes_saved == 7 * 2 * (4 * 36 * 4)
-    before, after = graphs.totals(graphs.op_counts(m)), graphs.totals(graphs.op_counts(r.model))
-    assert before["flops"] == after["flops"]
-    moved = lambda t: t["param_bytes"] + t["act_bytes"]  # noqa: E731
-    assert moved(before) - moved(after) == r.bytes_saved
-
-
-def test_fusion_leaves_shared_intermediates_alone():
-    w = numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "W")
-    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv"),
-             helper.make_node("Relu", ["c"], ["r"], name="relu"),
-             helper.make_node("Add", ["r", "c"], ["y"], name="add")]  # c is read twice
-    m = _model(nodes, [_vi("x", [1, 2, 3, 3])], [_vi("y", [1, 2, 3, 3])], [w])
-    r = graphs.fuse_conv_add_relu(m)
-    assert r.fusions == () and r.bytes_saved == 0
-    assert [n.op_type for n in r.model.graph.node] == ["Conv", "Relu", "Add"]
-
-
-# ---- memory planning ----------------------------------------------------------------------
-
-
-@st.composite
-def random_dags(draw):
-    """A random DAG of 1-D float32 tensors: Relu keeps a size, Pad grows it, Concat adds sizes."""
-    n_nodes = draw(st.integers(1, 14))
-    sizes = {"x": draw(st.integers(1, 40))}
-    tensors = ["x"]
-    nodes, inits = [], []
-    for i in range(n_nodes):
-        op = draw(st.sampled_from(["Relu", "Pad", "Concat"]))
-        out = f"t{i}"
-        if op == "Relu":
-            a = draw(st.sampled_from(tensors))
-            nodes.append(helper.make_node("Relu", [a], [out], name=f"n{i}"))
-            sizes[out] = sizes[a]
-        elif op == "Pad":
-            a = draw(st.sampled_from(tensors))
-            lo, hi = draw(st.integers(0, 30)), draw(st.integers(0, 30))
-            inits.append(numpy_helper.from_array(np.array([lo, hi], np.int64), f"pads{i}"))
-            nodes.append(helper.make_node("Pad", [a, f"pads{i}"], [out], name=f"n{i}"))
-            sizes[out] = sizes[a] + lo + hi
-        else:
-            ins = draw(st.lists(st.sampled_from(tensors), min_size=1, max_size=3))
-            nodes.append(helper.make_node("Concat", ins, [out], name=f"n{i}", axis=0))
-            sizes[out] = sum(sizes[a] for a in ins)
-        tensors.append(out)
-    read = {t for n in nodes for t in n.input}
-    outputs = [t for t in tensors[1:] if t not in read]
-    outputs += [t for t in tensors[1:] if t in read and draw(st.integers(0, 5)) == 0]
-    model = _model(nodes, [_vi("x", [sizes["x"]])], [_vi(t, [sizes[t]]) for t in outputs], inits)
-    alignment = draw(st.sampled_from([1, 4, 64]))
-    return model, sizes, set(outputs), alignment
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_dags())
-def test_plan_memory_never_overlaps_live_tensors(case):
-    model, sizes, outputs, alignment = case
-    onnx.checker.check_model(model)
-    plan = graphs.plan_memory(model, alignment=alignment)
-    nodes = list(model.graph.node)  # built in topological order, which the plan keeps
-    assert plan.order == tuple(n.name for n in nodes)
-    # lifetimes, recomputed here from the node list
-    want = {}
-    for step, node in enumerate(nodes):
-        t = node.output[0]
-        if t not in outputs:
-            readers = [s for s, other in enumerate(nodes) if t in other.input]
-            want[t] = (4 * sizes[t], step, max(readers, default=step))
-    got = {b.tensor: (b.size, b.first, b.last) for b in plan.buffers}
-    assert got == want
-    for b in plan.buffers:
-        assert b.offset % alignment == 0
-    for a, b in itertools.combinations(plan.buffers, 2):
-        live_together = a.first <= b.last and b.first <= a.last
-        share_bytes = a.offset < b.offset + b.size and b.offset < a.offset + a.size
-        assert not (live_together and share_bytes), (a, b)
-    # step-by-step sweep of live bytes
-    sweep = max((sum(s for s, f, l in want.values() if f <= step <= l) for step in range(len(nodes))), default=0)
-    assert plan.lower_bound_bytes == sweep
-    assert sweep <= plan.peak_bytes <= plan.naive_bytes
-    assert plan.naive_bytes == sum(-(-s // alignment) * alignment for s, _, _ in want.values())
-
-
-def test_plan_memory_reuses_on_a_chain():
-    plan = graphs.plan_memory(graphs.example_chain(blocks=6, channels=8, size=8, residual=False))
-    one = 8 * 8 * 8 * 4
-    assert plan.peak_bytes == 2 * one  # a chain needs two buffers, ping-pong
-    assert plan.naive_bytes == len(plan.buffers) * one
-    b = plan.buffer("block2.conv")
-    assert (b.first, b.last) == (plan.order.index("block2.conv"), plan.order.index("block2.bn"))
-    with pytest.raises(KeyError, match="not an intermediate"):
-        plan.buffer("x")
-
-
-def test_live_peak_matches_a_sweep():
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        iv = []
-        for _ in range(rng.integers(0, 10)):
-            f = int(rng.integers(0, 8))
-            iv.append((int(rng.integers(0, 100)), f, f + int(rng.integers(0, 4))))
-        sweep = max((sum(s for s, f, l in iv if f <= t <= l) for t in range(12)), default=0)
-        assert graphs.live_peak(iv) == sweep
-
-
 # ---- the machine and the figures ----------------------------------------------------------
 
 
@@ -456,24 +213,15 @@ def test_figures_build():
     assert max(roof.y) == pytest.approx(100.0) and fig.layout.yaxis.type == "log"
     g = figures.graphs.graph_figure(m, title="chain")
     assert {"Conv", "BatchNormalization", "Relu", "Add", "input", "output"} <= {t.name for t in g.data if t.name}
-    plan = graphs.plan_memory(m)
+    plan = rewrites.plan_memory(m)
     lf = figures.graphs.lifetime_figure(plan)
     assert len(lf.data) == 2 * len(plan.buffers) + 2
-
-
-def test_numbers_records():
-    from npukit import tally
-
-    rows = graphs.numbers(tally.Context(machine=graphs.MachineSpec(1e11, 1e10, "toy", "a", "b")))
-    assert all(isinstance(r, tally.Row) and r.chapter == 3 for r in rows)
-    assert "toy" in rows[-1].how and rows[-1].value == "100 GFLOP/s, 10.0 GB/s"
 
 
 # ---- error paths ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fn", [graphs.op_counts, graphs.fold_batchnorm, graphs.fuse_conv_add_relu,
-                                graphs.plan_memory, graphs.topological_order, graphs.tensor_shapes,
+@pytest.mark.parametrize("fn", [graphs.op_counts, graphs.topological_order, graphs.tensor_shapes,
                                 figures.graphs.graph_figure])
 def test_not_a_model_is_a_type_error(fn):
     with pytest.raises(TypeError, match="model must be an onnx.ModelProto"):
@@ -484,15 +232,13 @@ def test_unknown_shapes_are_a_clear_error():
     m = _model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [_vi("x", ["N", 4])], [_vi("y", None)])
     with pytest.raises(ValueError, match="tensor 'x' .*relu.* unknown shape"):
         graphs.op_counts(m)
-    with pytest.raises(ValueError, match="unknown shape"):
-        graphs.plan_memory(m)
 
 
 def test_cycles_and_dangling_inputs_are_clear_errors():
     cyc = _model([helper.make_node("Relu", ["b"], ["a"], name="one"),
                   helper.make_node("Add", ["x", "a"], ["b"], name="two")],
                  [_vi("x", [2])], [_vi("b", [2])])
-    for fn in (graphs.topological_order, graphs.op_counts, graphs.plan_memory, graphs.fold_batchnorm):
+    for fn in (graphs.topological_order, graphs.op_counts):
         with pytest.raises(ValueError, match="cycle.*one, two"):
             fn(cyc)
     dangling = _model([helper.make_node("Relu", ["ghost"], ["y"], name="r")], [_vi("x", [2])], [_vi("y", [2])])
@@ -506,8 +252,6 @@ def test_cycles_and_dangling_inputs_are_clear_errors():
 
 def test_bad_arguments_name_themselves():
     m = graphs.example_chain(blocks=1, channels=2, size=4)
-    with pytest.raises(ValueError, match="alignment must be a positive power of two"):
-        graphs.plan_memory(m, alignment=48)
     with pytest.raises(ValueError, match="itemsize must be >= 1"):
         graphs.op_counts(m, itemsize=0)
     with pytest.raises(ValueError, match="repeat must be >= 1"):
@@ -520,10 +264,6 @@ def test_bad_arguments_name_themselves():
         figures.graphs.roofline_figure(graphs.MachineSpec(1, 1, "a", "b", "c"), extra=[{"name": "x", "intensity": 0}])
     with pytest.raises(TypeError, match="plan must be a MemoryPlan"):
         figures.graphs.lifetime_figure(m)
-    with pytest.raises(ValueError, match=r"intervals\[0\]"):
-        graphs.live_peak([(10, 3, 1)])
-    with pytest.raises(TypeError, match="inputs must be a dict"):
-        graphs.run_reference(m, [np.zeros((1, 3, 4, 4), np.float32)])
     from npukit import tally
 
     with pytest.raises(TypeError, match="machine must be a MachineSpec"):
@@ -534,24 +274,10 @@ def test_bad_arguments_name_themselves():
         graphs.example_chain(blocks=-1)
 
 
-def test_unsupported_ops_and_batchnorm_modes():
+def test_unsupported_ops():
     m = _model([helper.make_node("Softmax", ["x"], ["y"], name="sm")], [_vi("x", [1, 4])], [_vi("y", [1, 4])])
     with pytest.raises(ValueError, match="no counting rule for op_type 'Softmax'.*supported: "):
         graphs.op_counts(m)
-    base = graphs.example_chain(blocks=0, channels=2, size=4)
-    train = onnx.ModelProto()
-    train.CopyFrom(base)
-    bn = [n for n in train.graph.node if n.op_type == "BatchNormalization"][0]
-    bn.attribute.append(helper.make_attribute("training_mode", 1))
-    with pytest.raises(ValueError, match="training mode"):
-        graphs.fold_batchnorm(train)
-    dyn = onnx.ModelProto()
-    dyn.CopyFrom(base)
-    bn = [n for n in dyn.graph.node if n.op_type == "BatchNormalization"][0]
-    bn.input[1] = "x_scale"
-    dyn.graph.input.append(_vi("x_scale", [2]))
-    with pytest.raises(ValueError, match="non-constant parameters"):
-        graphs.fold_batchnorm(dyn)
 
 
 # ---- the lab's checkers accept npukit.graphs and catch typical mistakes ----------------------
@@ -583,7 +309,7 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         inits = [numpy_helper.from_array(a, n) for a, n in
                  ((W, "W"), (b, "b"), (gamma, "g"), (beta, "B"), (mean, "m"), (var, "v"))]
         x = _vi("x", [1, W.shape[1] * group, W.shape[2], W.shape[3]])
-        folded = graphs.fold_batchnorm(_model(nodes, [x], [_vi("y", [1, c_out, 1, 1])], inits))
+        folded = rewrites.fold_batchnorm(_model(nodes, [x], [_vi("y", [1, c_out, 1, 1])], inits))
         arrays = {t.name: numpy_helper.to_array(t) for t in folded.graph.initializer}
         conv = folded.graph.node[0]
         return arrays[conv.input[1]], arrays[conv.input[2]]
@@ -598,7 +324,7 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
     with pytest.raises(AssertionError, match="return a pair"):
         teach.check_fold_bn(lambda W, b, g, B, m, v, eps: W)
 
-    teach.check_live_peak(graphs.live_peak)
+    teach.check_live_peak(rewrites.live_peak)
     assert "30 fresh cases agree" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="live peak: wrong answer"):
         teach.check_live_peak(lambda ts: sum(s for s, _, _ in ts))  # the naive total
@@ -610,3 +336,77 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         teach.check_attainable(lambda f, b, p, bw: min(p, bw * b / f))  # intensity upside down
     with pytest.raises(AssertionError, match="compute-bound kernel"):
         teach.check_attainable(lambda f, b, p, bw: bw * f / b)  # no flat roof
+
+
+# ---- the machine spec is checked, so the roofline can always be drawn -------------------------
+
+
+@pytest.mark.parametrize("field, value, exc", [
+    ("peak_flops", 0.0, ValueError), ("peak_flops", -1e9, ValueError), ("peak_flops", float("nan"), ValueError),
+    ("peak_flops", float("inf"), ValueError), ("peak_flops", "1e11", TypeError), ("peak_flops", True, TypeError),
+    ("bandwidth", 0, ValueError), ("bandwidth", -5.0, ValueError), ("bandwidth", float("nan"), ValueError),
+    ("bandwidth", None, TypeError),
+])
+def test_machine_spec_refuses_a_roof_that_cannot_be_drawn(field, value, exc):
+    args = dict(peak_flops=1e11, bandwidth=1e10, cpu="toy", peak_how="assumed", bandwidth_how="assumed") | {field: value}
+    with pytest.raises(exc, match=field):
+        graphs.MachineSpec(**args)
+
+
+def test_machine_spec_draws_and_checks_intensities():
+    spec = graphs.MachineSpec(2e11, 25e9, "toy", "assumed", "assumed")
+    assert spec.ridge == 8.0 and spec.attainable(0.5) == 12.5e9 and spec.attainable(100.0) == 2e11
+    np.testing.assert_array_equal(spec.attainable([1.0, 16.0]), [25e9, 2e11])
+    fig = figures.graphs.roofline_figure(spec, extra=[{"name": "tiny", "intensity": 1e-3}])
+    assert min(fig.data[0].y) == pytest.approx(25e9 * 1e-3 / 2.5 / 1e9)  # the roof starts at the smallest point / 2.5
+    for bad, exc in ((-1.0, ValueError), (float("nan"), ValueError), ("2", TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="intensity"):
+            spec.attainable(bad)
+        with pytest.raises(exc, match="intensity"):
+            spec.bound(bad)
+    with pytest.raises(TypeError, match="intensity must be one number"):
+        spec.bound([1.0, 2.0])
+    with pytest.raises(TypeError, match="cpu must be a str"):
+        graphs.MachineSpec(1e11, 1e10, None, "a", "b")
+
+
+def test_op_count_records_check_their_fields():
+    c = graphs.OpCount("n", "Relu", 0, 8, 0, 32, 32, 0.125, [1, 8])
+    assert c.output_shape == (1, 8) and c.bytes == 64
+    with pytest.raises(ValueError, match="macs must be >= 0"):
+        graphs.OpCount("n", "Relu", -1, 8, 0, 32, 32, 0.125, (1, 8))
+    with pytest.raises(ValueError, match="intensity must be finite and >= 0"):
+        graphs.OpCount("n", "Relu", 0, 8, 0, 32, 32, float("nan"), (1, 8))
+
+
+def test_roofline_extra_points_are_checked():
+    spec = graphs.MachineSpec(1e11, 1e10, "toy", "a", "b")
+    with pytest.raises(ValueError, match=r"extra\[0\].*unknown keys \['achived'\]"):
+        figures.graphs.roofline_figure(spec, extra=[{"name": "GEMM", "intensity": 50.0, "achived": 1e9}])
+    with pytest.raises(ValueError, match=r"extra\[0\].*achieved must be a finite number > 0"):
+        figures.graphs.roofline_figure(spec, extra=[{"name": "GEMM", "intensity": 50.0, "achieved": 0}])
+    with pytest.raises(TypeError, match="extra must be a list or tuple"):
+        figures.graphs.roofline_figure(spec, extra={"name": "GEMM", "intensity": 50.0})
+    with pytest.raises(TypeError, match="title must be a string"):
+        figures.graphs.roofline_figure(spec, title=3)
+
+
+def test_example_chain_flags_must_be_bools():
+    with pytest.raises(TypeError, match="batchnorm must be True or False"):
+        graphs.example_chain(batchnorm="no")
+    with pytest.raises(TypeError, match="residual must be True or False"):
+        graphs.example_chain(residual=0)
+
+
+# ---- one network, two counts ---------------------------------------------------------------------
+
+
+def test_cameranet_macs_agree_with_the_models_summary():
+    """CameraNet's MACs counted from its ONNX graph equal those npukit.models.summary computes from its layers."""
+    from npukit.models import CameraNet, summary
+
+    net = CameraNet()
+    rows = summary(net)
+    counts = {c.name: c.macs for c in graphs.op_counts(net.to_onnx()) if c.macs}
+    assert sum(counts.values()) == sum(r["macs"] for r in rows) > 0
+    assert {r["layer"]: r["macs"] for r in rows if r["macs"]} == counts  # layer by layer, by name

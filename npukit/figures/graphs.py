@@ -1,22 +1,26 @@
 """Figures of chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; the ideas they draw live in :mod:`npukit.graphs`.
+:func:`npukit.viz.style`; the ideas they draw live in :mod:`npukit.graphs`
+and :mod:`npukit.rewrites`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
 from .. import _check, viz
-from ..viz import PALETTE
 from .._arith import round_up
-from ..graphs import (CONST_OPS, MachineSpec, MemoryPlan, OpCount, _model, _node_name,
-                      op_counts, tensor_shapes, topological_order)
+from ..graphs import CONST_OPS, MachineSpec, OpCount, _model, _node_name, op_counts, tensor_shapes, topological_order
+from ..rewrites import MemoryPlan
+from ..viz import PALETTE
 
+if TYPE_CHECKING:
+    import onnx
+    import plotly.graph_objects as go
 
 __all__ = [
     "graph_figure",
@@ -30,7 +34,6 @@ def _shape_text(shape: Sequence[int]) -> str:
 
 
 def _op_colours(op_types: Iterable[str]) -> dict[str, str]:
-
     colours: dict[str, str] = {}
     for op in op_types:
         if op not in colours:
@@ -38,7 +41,90 @@ def _op_colours(op_types: Iterable[str]) -> dict[str, str]:
     return colours
 
 
-def graph_figure(model: Any, *, title: str | None = None) -> Any:
+# ---- the graph ----------------------------------------------------------------------------
+
+
+def _vertices(model: onnx.ModelProto) -> tuple[dict[str, str], dict[str, int], list[tuple[str, str, str]]]:
+    """``(op of each vertex, depth of each vertex, edges (from, to, tensor))``.
+
+    Vertices are the graph inputs, the nodes (constants left out) and the graph
+    outputs; a vertex's depth is one more than its deepest activation input's.
+    """
+    graph = model.graph
+    consts = {t.name for t in graph.initializer} | {n.output[0] for n in graph.node if n.op_type in CONST_OPS}
+    where: dict[str, str] = {}  # tensor -> vertex that produces it
+    op_of: dict[str, str] = {}  # vertex -> op type ("input" and "output" for the graph's own)
+    depth: dict[str, int] = {}
+    edges: list[tuple[str, str, str]] = []
+    for v in graph.input:
+        if v.name not in consts:
+            where[v.name], op_of["in:" + v.name], depth["in:" + v.name] = "in:" + v.name, "input", 0
+    for i in topological_order(model):
+        node = graph.node[i]
+        if node.op_type in CONST_OPS:
+            continue
+        vid = _node_name(node, i)
+        acts = [t for t in node.input if t in where]  # activations: weights have no vertex
+        op_of[vid], depth[vid] = node.op_type, 1 + max((depth[where[t]] for t in acts), default=0)
+        edges.extend((where[t], vid, t) for t in acts)
+        where.update((t, vid) for t in node.output)
+    for v in graph.output:
+        if v.name in where:
+            op_of["out:" + v.name], depth["out:" + v.name] = "output", depth[where[v.name]] + 1
+            edges.append((where[v.name], "out:" + v.name, v.name))
+    return op_of, depth, edges
+
+
+def _edge_traces(edges: list, pos: dict, shapes: dict) -> list[go.Scatter]:
+    """The edges as grey lines (a residual routed beside the column) and their shape labels."""
+    import plotly.graph_objects as go
+
+    ex, ey, lx, ly, ltext, lhover = [], [], [], [], [], []
+    for a, b, t in edges:
+        (x0, y0), (x1, y1) = pos[a], pos[b]
+        if y0 - y1 > 1:  # an edge that skips rows (a residual): route it beside the column
+            side = max(x0, x1) + 0.6
+            ex += [x0, side, side, x1, None]
+            ey += [y0, y0 - 0.4, y1 + 0.4, y1, None]
+            lx.append(side)
+        else:
+            ex += [x0, x1, None]
+            ey += [y0, y1, None]
+            lx.append((x0 + x1) / 2)
+        ly.append((y0 + y1) / 2)
+        shape, dtype = shapes.get(t, ((), np.dtype("float32")))
+        ltext.append(_shape_text(shape))
+        lhover.append(f"{t}<br>{_shape_text(shape)} {dtype}<br>{math.prod(shape) * dtype.itemsize:,} bytes")
+    return [go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=1.5), hoverinfo="skip",
+                       showlegend=False),
+            go.Scatter(x=lx, y=ly, mode="text", text=ltext, textposition="middle right",
+                       textfont=dict(size=10, color="#555"), hovertext=lhover, hoverinfo="text", showlegend=False)]
+
+
+def _vertex_traces(op_of: dict, pos: dict, counts: dict) -> list[go.Scatter]:
+    """One trace of markers per op type (its legend entry), hover text with MACs and parameters."""
+    import plotly.graph_objects as go
+
+    colours = _op_colours(op for op in op_of.values() if op not in ("input", "output"))
+    by_op: dict[str, list[str]] = {}
+    for vid, op in op_of.items():
+        by_op.setdefault(op, []).append(vid)
+    traces = []
+    for op, vids in by_op.items():
+        hover = [f"<b>{v}</b> ({op})<br>MACs {counts[v].macs:,}<br>params {counts[v].param_bytes:,} B<br>"
+                 f"out {_shape_text(counts[v].output_shape)}" if v in counts
+                 else f"<b>{v.split(':', 1)[1]}</b> (graph {op})" for v in vids]
+        traces.append(go.Scatter(
+            x=[pos[v][0] for v in vids], y=[pos[v][1] for v in vids], mode="markers+text", name=op,
+            text=[v.split(":", 1)[1] if ":" in v else v for v in vids], textposition="middle left",
+            textfont=dict(size=11), hovertext=hover, hoverinfo="text",
+            marker=dict(size=16, symbol="square" if op in ("input", "output") else "circle",
+                        color=colours.get(op, "#222222"), line=dict(width=1, color="white")),
+        ))
+    return traces
+
+
+def graph_figure(model: onnx.ModelProto, *, title: str | None = None) -> go.Figure:
     """Draw ``model``'s graph: nodes in layers by depth, coloured by op type.
 
     A node's depth is one more than the deepest node producing one of its
@@ -60,109 +146,111 @@ def graph_figure(model: Any, *, title: str | None = None) -> Any:
     Raises
     ------
     TypeError
-        If ``model`` is not an ``onnx.ModelProto``.
+        If ``model`` is not an ``onnx.ModelProto`` or ``title`` not a str.
     ValueError
         If shapes are unknown or the graph has a cycle.
 
     Examples
     --------
-    >>> from npukit.graphs import MachineSpec, example_chain, op_counts, plan_memory
+    >>> from npukit.graphs import example_chain
     >>> fig = graph_figure(example_chain(blocks=1, channels=4, size=8))
     >>> sorted({t.name for t in fig.data if t.name})[:3]
     ['Add', 'BatchNormalization', 'Conv']
     """
     import plotly.graph_objects as go
 
-
-    model = _model(model)
-    graph = model.graph
+    model, title = _model(model), _check.text(title, "title", optional=True)
     counts = {c.name: c for c in op_counts(model)}
-    shapes = tensor_shapes(model)
-    order = topological_order(model)
-    consts = {t.name for t in graph.initializer} | {n.output[0] for n in graph.node if n.op_type in CONST_OPS}
-    # Vertices: graph inputs, nodes, graph outputs. Depth = longest path from an input.
-    where: dict[str, str] = {}  # tensor -> vertex that produces it
-    op_of: dict[str, str] = {}  # vertex -> op type ("input" and "output" for the graph's own)
-    depth: dict[str, int] = {}  # vertex -> row
-    edges: list[tuple[str, str, str]] = []  # (from vertex, to vertex, tensor)
-    for v in graph.input:
-        if v.name not in consts:
-            vid = "in:" + v.name
-            where[v.name], op_of[vid], depth[vid] = vid, "input", 0
-    for i in order:
-        node = graph.node[i]
-        if node.op_type in CONST_OPS:
-            continue
-        vid = _node_name(node, i)
-        acts = [t for t in node.input if t in where]  # activations: weights have no vertex
-        op_of[vid] = node.op_type
-        depth[vid] = 1 + max((depth[where[t]] for t in acts), default=0)
-        edges.extend((where[t], vid, t) for t in acts)
-        for t in node.output:
-            where[t] = vid
-    for v in graph.output:
-        if v.name in where:
-            vid = "out:" + v.name
-            op_of[vid], depth[vid] = "output", depth[where[v.name]] + 1
-            edges.append((where[v.name], vid, v.name))
+    op_of, depth, edges = _vertices(model)
     rows: dict[int, list[str]] = {}
     for vid, d in depth.items():
         rows.setdefault(d, []).append(vid)
     pos = {vid: (k - (len(r) - 1) / 2, -d) for d, r in rows.items() for k, vid in enumerate(r)}
-
-    fig = go.Figure()
-    ex, ey = [], []
-    lx, ly, ltext, lhover = [], [], [], []
-    for a, b, t in edges:
-        (x0, y0), (x1, y1) = pos[a], pos[b]
-        if y0 - y1 > 1:  # an edge that skips rows (a residual): route it beside the column
-            side = max(x0, x1) + 0.6
-            ex += [x0, side, side, x1, None]
-            ey += [y0, y0 - 0.4, y1 + 0.4, y1, None]
-            mx, my = side, (y0 + y1) / 2
-        else:
-            ex += [x0, x1, None]
-            ey += [y0, y1, None]
-            mx, my = (x0 + x1) / 2, (y0 + y1) / 2
-        shape, dtype = shapes.get(t, ((), np.dtype("float32")))
-        lx.append(mx)
-        ly.append(my)
-        ltext.append(_shape_text(shape))
-        lhover.append(f"{t}<br>{_shape_text(shape)} {dtype}<br>{math.prod(shape) * dtype.itemsize:,} bytes")
-    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=1.5),
-                             hoverinfo="skip", showlegend=False))
-    fig.add_trace(go.Scatter(x=lx, y=ly, mode="text", text=ltext, textposition="middle right",
-                             textfont=dict(size=10, color="#555"), hovertext=lhover, hoverinfo="text",
-                             showlegend=False))
-    colours = _op_colours(op for op in op_of.values() if op not in ("input", "output"))
-    by_op: dict[str, list[str]] = {}
-    for vid, op in op_of.items():
-        by_op.setdefault(op, []).append(vid)
-    for op, vids in by_op.items():
-        hover = []
-        for vid in vids:
-            if vid in counts:
-                c = counts[vid]
-                hover.append(f"<b>{vid}</b> ({op})<br>MACs {c.macs:,}<br>params {c.param_bytes:,} B<br>"
-                             f"out {_shape_text(c.output_shape)}")
-            else:
-                hover.append(f"<b>{vid.split(':', 1)[1]}</b> (graph {op})")
-        fig.add_trace(go.Scatter(
-            x=[pos[v][0] for v in vids], y=[pos[v][1] for v in vids], mode="markers+text", name=op,
-            text=[v.split(":", 1)[1] if ":" in v else v for v in vids], textposition="middle left",
-            textfont=dict(size=11),
-            marker=dict(size=16, symbol="square" if op in ("input", "output") else "circle",
-                        color=colours.get(op, "#222222"), line=dict(width=1, color="white")),
-            hovertext=hover, hoverinfo="text",
-        ))
+    fig = go.Figure(_edge_traces(edges, pos, tensor_shapes(model)) + _vertex_traces(op_of, pos, counts))
     width = max(len(r) for r in rows.values())
     fig.update_xaxes(visible=False, range=[-(width - 1) / 2 - 2.2, (width - 1) / 2 + 2.2])
     fig.update_yaxes(visible=False, range=[-max(rows) - 0.6, 0.6])
     return viz.style(fig, height=max(300, 60 + 34 * (max(rows) + 1)), title=title)
 
 
+# ---- the roofline -------------------------------------------------------------------------
+
+
+def _extra_points(extra: Any) -> list[dict]:
+    """Check ``extra``: dicts with a str ``name``, a positive ``intensity`` and maybe a positive ``achieved``."""
+    out = []
+    for i, e in enumerate(_check.sequence(extra, "extra")):
+        what = f"extra[{i}] must be a dict with 'name' and a positive 'intensity' (and optionally 'achieved')"
+        if not isinstance(e, dict):
+            raise TypeError(f"{what}, got {type(e).__name__}")
+        unknown = set(e) - {"name", "intensity", "achieved"}
+        if unknown or not isinstance(e.get("name"), str) or "intensity" not in e:
+            raise ValueError(f"{what}, got {e!r}" + (f" (unknown keys {sorted(map(str, unknown))})" if unknown else ""))
+        try:
+            point = {k: _check.positive(e[k], k) for k in ("intensity", "achieved") if k in e}
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{what}; {exc}") from None
+        out.append({"name": e["name"], **point})
+    return out
+
+
+def _roofline_axes(fig: go.Figure, machine: MachineSpec, lo: float, hi: float, ys: list[float], g: float,
+                   unit: str, rate: str) -> None:
+    """Log axes from ``lo`` to ``hi``, the ridge line, and the machine's label."""
+    y_lo = float(machine.attainable(lo)) / g / 2
+    fig.add_vline(x=machine.ridge, line=dict(color="#999", dash="dot"))
+    fig.add_annotation(x=math.log10(machine.ridge), y=math.log10(machine.peak_flops / g), yshift=16,
+                       text=f"ridge {machine.ridge:.3g} {unit}/byte", showarrow=False, font=dict(size=12))
+    fig.add_annotation(x=math.log10(hi), y=math.log10(y_lo), xanchor="right", yanchor="bottom",
+                       text=f"{machine.cpu}<br>peak {machine.peak_flops / g:.3g} {rate}, "
+                            f"bandwidth {machine.bandwidth / 1e9:.3g} GB/s",
+                       showarrow=False, align="right", font=dict(size=12, color="#444"))
+    fig.update_xaxes(type="log", title=f"arithmetic intensity ({unit}/byte)", range=[math.log10(lo), math.log10(hi)],
+                     dtick=1)
+    fig.update_yaxes(type="log", title=f"attainable performance ({rate})",
+                     range=[math.log10(y_lo), math.log10(max(ys) * 4)], dtick=1)
+
+
+def _node_points(fig: go.Figure, machine: MachineSpec, pts: list[OpCount], g: float, unit: str, rate: str) -> None:
+    """Each node on the roof at its intensity, one trace per op type."""
+    import plotly.graph_objects as go
+
+    colours = _op_colours(c.op_type for c in pts)
+    by_op: dict[str, list[OpCount]] = {}
+    for c in pts:
+        by_op.setdefault(c.op_type, []).append(c)
+    for op, cs in by_op.items():
+        att = machine.attainable([c.intensity for c in cs])
+        fig.add_trace(go.Scatter(
+            x=[c.intensity for c in cs], y=att / g, mode="markers", name=op,
+            marker=dict(size=11, color=colours[op], line=dict(width=1, color="white")),
+            hovertext=[f"<b>{c.name}</b> ({op})<br>{c.flops:,} {unit}s, {c.bytes:,} bytes<br>"
+                       f"intensity {c.intensity:.3g} {unit}/byte<br>attainable {a / g:.3g} {rate}<br>"
+                       f"{machine.bound(c.intensity)}-bound" for c, a in zip(cs, att)],
+            hoverinfo="text",
+        ))
+
+
+def _extra_traces(fig: go.Figure, machine: MachineSpec, extra: list[dict], g: float, unit: str, rate: str) -> None:
+    """Each ``extra`` point where it was measured (``achieved``), or on the roof."""
+    import plotly.graph_objects as go
+
+    symbols = ("diamond", "star", "triangle-up", "square", "cross")
+    for k, e in enumerate(extra):
+        y = e.get("achieved", float(machine.attainable(e["intensity"])))
+        fig.add_trace(go.Scatter(
+            x=[e["intensity"]], y=[y / g], mode="markers+text", name=e["name"], text=[e["name"]],
+            textposition="bottom right" if e["intensity"] < machine.ridge else "bottom center",
+            marker=dict(size=14, symbol=symbols[k % len(symbols)], color="#222", line=dict(width=1, color="white")),
+            hovertext=[f"<b>{e['name']}</b><br>intensity {e['intensity']:.3g} {unit}/byte<br>"
+                       f"{'measured' if 'achieved' in e else 'attainable'} {y / g:.3g} {rate}<br>"
+                       f"{machine.bound(e['intensity'])}-bound"],
+            hoverinfo="text",
+        ))
+
+
 def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, extra: Sequence[dict] = (),
-                    title: str | None = None, unit: str = "FLOP") -> Any:
+                    title: str | None = None, unit: str = "FLOP") -> go.Figure:
     """The roofline of ``machine`` with a model's nodes placed on it (log-log).
 
     The roof is ``min(peak, bandwidth × intensity)``. Each node of ``counts``
@@ -176,7 +264,7 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
     machine : MachineSpec
         The roof (measured, or a spec sheet).
     counts : sequence of OpCount
-        Nodes to place (from :func:`op_counts`); those with 0 FLOPs are skipped.
+        Nodes to place (from :func:`npukit.graphs.op_counts`); those with 0 FLOPs are skipped.
     extra : sequence of dict
         Points ``{"name": str, "intensity": float}`` with optional
         ``"achieved"`` (FLOP/s measured; default: on the roof).
@@ -192,13 +280,15 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
     Raises
     ------
     TypeError
-        If ``machine`` is not a MachineSpec or a count not an OpCount.
+        If ``machine`` is not a MachineSpec, ``counts`` or ``extra`` not a
+        list or tuple, or an item of either of the wrong type.
     ValueError
-        If an ``extra`` point lacks ``name`` or has a non-positive intensity.
+        If an ``extra`` point lacks ``name``, has an unknown key or a
+        non-positive intensity, or ``unit`` is unknown.
 
     Examples
     --------
-    >>> from npukit.graphs import MachineSpec, example_chain, op_counts, plan_memory
+    >>> from npukit.graphs import MachineSpec, example_chain, op_counts
     >>> m = MachineSpec(200e9, 25e9, "toy CPU", "assumed", "assumed")
     >>> fig = roofline_figure(m, op_counts(example_chain(blocks=1, channels=4, size=8)),
     ...                       extra=[{"name": "ReLU (timed)", "intensity": 0.125, "achieved": 2e9}])
@@ -207,73 +297,36 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
     """
     import plotly.graph_objects as go
 
-
     if not isinstance(machine, MachineSpec):
         raise TypeError(f"machine must be a MachineSpec, got {type(machine).__name__}")
-    unit = _check.one_of(unit, "unit", ("FLOP", "op"))
+    unit, title = _check.one_of(unit, "unit", ("FLOP", "op")), _check.text(title, "title", optional=True)
     pts = []
-    for i, c in enumerate(counts):
+    for i, c in enumerate(_check.sequence(counts, "counts")):
         if not isinstance(c, OpCount):
             raise TypeError(f"counts[{i}] must be an OpCount, got {type(c).__name__}")
         if c.flops > 0 and c.intensity > 0:
             pts.append(c)
-    for i, e in enumerate(extra):
-        if not isinstance(e, dict) or "name" not in e or not e.get("intensity", 0) > 0:
-            raise ValueError(f"extra[{i}] must be a dict with 'name' and a positive 'intensity', got {e!r}")
+    extra = _extra_points(extra)
     xs = [c.intensity for c in pts] + [e["intensity"] for e in extra] + [machine.ridge]
     lo, hi = min(xs) / 2.5, max(xs) * 8
     grid = np.logspace(math.log10(lo), math.log10(hi), 200)
     g = 1e9 if machine.peak_flops < 1e13 else 1e12
     rate = ("G" if g == 1e9 else "T") + ("FLOP/s" if unit == "FLOP" else "OPS")
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
+    fig = go.Figure(go.Scatter(
         x=grid, y=machine.attainable(grid) / g, mode="lines", name="roof", line=dict(color="#222", width=2.5),
         hovertemplate=f"intensity %{{x:.3g}} {unit}/byte<br>attainable %{{y:.3g}} {rate}<extra>roof</extra>",
     ))
-    colours = _op_colours(c.op_type for c in pts)
-    by_op: dict[str, list[OpCount]] = {}
-    for c in pts:
-        by_op.setdefault(c.op_type, []).append(c)
-    for op, cs in by_op.items():
-        att = machine.attainable([c.intensity for c in cs])
-        fig.add_trace(go.Scatter(
-            x=[c.intensity for c in cs], y=att / g, mode="markers", name=op,
-            marker=dict(size=11, color=colours[op], line=dict(width=1, color="white")),
-            hovertext=[f"<b>{c.name}</b> ({op})<br>{c.flops:,} {unit}s, {c.bytes:,} bytes<br>"
-                       f"intensity {c.intensity:.3g} {unit}/byte<br>attainable {a / g:.3g} {rate}<br>"
-                       f"{machine.bound(c.intensity)}-bound" for c, a in zip(cs, att)],
-            hoverinfo="text",
-        ))
-    symbols = ("diamond", "star", "triangle-up", "square", "cross")
-    for k, e in enumerate(extra):
-        y = e.get("achieved", float(machine.attainable(e["intensity"])))
-        fig.add_trace(go.Scatter(
-            x=[e["intensity"]], y=[y / g], mode="markers+text", name=e["name"], text=[e["name"]],
-            textposition="bottom right" if e["intensity"] < machine.ridge else "bottom center",
-            marker=dict(size=14, symbol=symbols[k % len(symbols)], color="#222", line=dict(width=1, color="white")),
-            hovertext=[f"<b>{e['name']}</b><br>intensity {e['intensity']:.3g} {unit}/byte<br>"
-                       f"{'measured' if 'achieved' in e else 'attainable'} {y / g:.3g} {rate}<br>"
-                       f"{machine.bound(e['intensity'])}-bound"],
-            hoverinfo="text",
-        ))
+    _node_points(fig, machine, pts, g, unit, rate)
+    _extra_traces(fig, machine, extra, g, unit, rate)
     ys = [machine.peak_flops / g] + [e["achieved"] / g for e in extra if "achieved" in e]
-    y_lo = float(machine.attainable(lo)) / g / 2
-    y_hi = max(ys) * 4
-    fig.add_vline(x=machine.ridge, line=dict(color="#999", dash="dot"))
-    fig.add_annotation(x=math.log10(machine.ridge), y=math.log10(machine.peak_flops / g), yshift=16,
-                       text=f"ridge {machine.ridge:.3g} {unit}/byte", showarrow=False, font=dict(size=12))
-    fig.add_annotation(x=math.log10(hi), y=math.log10(y_lo), xanchor="right", yanchor="bottom",
-                       text=f"{machine.cpu}<br>peak {machine.peak_flops / g:.3g} {rate}, "
-                            f"bandwidth {machine.bandwidth / 1e9:.3g} GB/s",
-                       showarrow=False, align="right", font=dict(size=12, color="#444"))
-    fig.update_xaxes(type="log", title=f"arithmetic intensity ({unit}/byte)", range=[math.log10(lo), math.log10(hi)],
-                     dtick=1)
-    fig.update_yaxes(type="log", title=f"attainable performance ({rate})",
-                     range=[math.log10(y_lo), math.log10(y_hi)], dtick=1)
+    _roofline_axes(fig, machine, lo, hi, ys, g, unit, rate)
     return viz.style(fig, height=480, title=title)
 
 
-def lifetime_figure(plan: MemoryPlan, *, title: str | None = None) -> Any:
+# ---- the memory plan ----------------------------------------------------------------------
+
+
+def lifetime_figure(plan: MemoryPlan, *, title: str | None = None) -> go.Figure:
     """A memory plan as rectangles in time × address: one per intermediate tensor.
 
     The x axis is the node step, the y axis the byte offset in the arena;
@@ -285,7 +338,7 @@ def lifetime_figure(plan: MemoryPlan, *, title: str | None = None) -> Any:
     Parameters
     ----------
     plan : MemoryPlan
-        From :func:`plan_memory`.
+        From :func:`npukit.rewrites.plan_memory`.
     title : str, optional
         Figure title.
 
@@ -296,20 +349,21 @@ def lifetime_figure(plan: MemoryPlan, *, title: str | None = None) -> Any:
     Raises
     ------
     TypeError
-        If ``plan`` is not a MemoryPlan.
+        If ``plan`` is not a MemoryPlan or ``title`` not a str.
 
     Examples
     --------
-    >>> from npukit.graphs import MachineSpec, example_chain, op_counts, plan_memory
+    >>> from npukit.graphs import example_chain
+    >>> from npukit.rewrites import plan_memory
     >>> fig = lifetime_figure(plan_memory(example_chain(blocks=2, channels=4, size=8)))
     >>> len(fig.layout.updatemenus[0].buttons)
     2
     """
     import plotly.graph_objects as go
 
-
     if not isinstance(plan, MemoryPlan):
         raise TypeError(f"plan must be a MemoryPlan, got {type(plan).__name__}")
+    title = _check.text(title, "title", optional=True)
     naive_offsets, acc = {}, 0
     for b in plan.buffers:
         naive_offsets[b.tensor] = acc

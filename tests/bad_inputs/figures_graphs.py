@@ -1,0 +1,37 @@
+"""Bad inputs for npukit.figures.graphs: one bad argument at a time, the others valid."""
+
+from badinput import bad
+
+from npukit import graphs, rewrites
+from npukit.figures import graphs as fg
+
+MODEL = graphs.example_chain(blocks=1, channels=2, size=4)
+SPEC = graphs.MachineSpec(1e11, 1e10, "toy", "assumed", "assumed")
+COUNTS = graphs.op_counts(MODEL)
+PLAN = rewrites.plan_memory(MODEL)
+
+CASES = [
+    bad(fg.graph_figure, "model.onnx", exc=TypeError, names="model"),
+    bad(fg.graph_figure, None, exc=TypeError, names="model"),
+    bad(fg.graph_figure, MODEL, title=3, exc=TypeError, names="title"),
+    bad(fg.roofline_figure, "fast", exc=TypeError, names="machine"),
+    bad(fg.roofline_figure, (1e11, 1e10), exc=TypeError, names="machine"),
+    bad(fg.roofline_figure, SPEC, "counts", exc=TypeError, names="counts"),
+    bad(fg.roofline_figure, SPEC, COUNTS[0], exc=TypeError, names="counts"),
+    bad(fg.roofline_figure, SPEC, [{"flops": 1}], exc=TypeError, names="counts[0]"),
+    bad(fg.roofline_figure, SPEC, extra={"name": "x", "intensity": 1.0}, exc=TypeError, names="extra"),
+    bad(fg.roofline_figure, SPEC, extra=["GEMM"], exc=TypeError, names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"intensity": 1.0}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": 3, "intensity": 1.0}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x"}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x", "intensity": 0}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x", "intensity": float("nan")}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x", "intensity": "1"}], exc=TypeError, names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x", "intensity": 1.0, "achieved": -1.0}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, extra=[{"name": "x", "intensity": 1.0, "achived": 1e9}], names="extra[0]"),
+    bad(fg.roofline_figure, SPEC, unit="TOPS", names="unit"),
+    bad(fg.roofline_figure, SPEC, title=["t"], exc=TypeError, names="title"),
+    bad(fg.lifetime_figure, MODEL, exc=TypeError, names="plan"),
+    bad(fg.lifetime_figure, None, exc=TypeError, names="plan"),
+    bad(fg.lifetime_figure, PLAN, title=1, exc=TypeError, names="title"),
+]

@@ -1,0 +1,132 @@
+"""Bad inputs for npukit.gemm: one bad argument at a time, the others valid."""
+
+import numpy as np
+from badinput import bad
+
+from npukit import gemm
+
+A = np.ones((4, 3), np.float32)
+B = np.ones((3, 5), np.float32)
+nan = float("nan")
+
+
+def _dims_rows(f, *rest, **kw):
+    """Rows for the M, N, K arguments of ``f(M, N, K, *rest)``."""
+    rows = []
+    for i, name in enumerate("MNK"):
+        for v, e in ((0, ValueError), (-4, ValueError), (4.0, TypeError), (True, TypeError), ("4", TypeError),
+                     (None, TypeError)):
+            dims = [8, 8, 8]
+            dims[i] = v
+            rows.append(bad(f, *dims, *rest, exc=e, names=name, **kw))
+    return rows
+
+
+def _tile_rows(f, before, after=(), name="tile", **kw):
+    """Rows for a tile argument between ``before`` and ``after``."""
+    return [bad(f, *before, t, *after, exc=e, names=n, **kw) for t, e, n in (
+        ((2, 2), TypeError, name), (4, TypeError, name), ("444", TypeError, name), (None, TypeError, name),
+        ((2, 0, 2), ValueError, f"{name}[1]"), ((2, -3, 2), ValueError, f"{name}[1]"),
+        ((2, 2, 2.5), TypeError, f"{name}[2]"), ((True, 2, 2), TypeError, f"{name}[0]"))]
+
+
+def _itemsize_rows(f, *args, **kw):
+    return [bad(f, *args, exc=e, names=n, **(kw | {n: v})) for n in ("itemsize", "c_itemsize")
+            for v, e in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("4", TypeError))]
+
+
+def _rung(**kw):
+    return dict(name="x", n=8, seconds=1e-3, gflops=1.0, error=0.0, ok=True) | kw
+
+
+def _traffic(**kw):
+    return dict(a_read=1, b_read=1, c_read=0, c_write=1, footprint=3) | kw
+
+
+CASES = [
+    # conv_as_gemm
+    *[bad(gemm.conv_as_gemm, **(dict(c_out=8, c_in=8, h_out=4, w_out=4) | {n: v}), exc=e, names=n)
+      for n in ("c_out", "c_in", "h_out", "w_out", "kh", "kw", "batch", "groups")
+      for v, e in ((0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError))],
+    bad(gemm.conv_as_gemm, 6, 4, 2, 2, groups=4, names="groups"),
+    # largest_pointwise
+    bad(gemm.largest_pointwise, "net", exc=TypeError, names="net"),
+    bad(gemm.largest_pointwise, None, exc=TypeError, names="net"),
+    # tiled_matmul
+    bad(gemm.tiled_matmul, [[1.0]], B, exc=TypeError, names="A"),
+    bad(gemm.tiled_matmul, A, "B", exc=TypeError, names="B"),
+    bad(gemm.tiled_matmul, np.ones(3, np.float32), B, names="A"),
+    bad(gemm.tiled_matmul, A, np.ones((3, 5, 1), np.float32), names="B"),
+    bad(gemm.tiled_matmul, A, B.astype(np.float64), exc=TypeError, names="A and B"),
+    bad(gemm.tiled_matmul, A.astype(np.int16), B.astype(np.int16), exc=TypeError, names="A.dtype"),
+    bad(gemm.tiled_matmul, A.astype(bool), B.astype(bool), exc=TypeError, names="A.dtype"),
+    bad(gemm.tiled_matmul, A, np.ones((4, 5), np.float32), names="A's columns"),
+    *_tile_rows(gemm.tiled_matmul, (A, B)),
+    bad(gemm.tiled_matmul, A, B, (2, 2, 2), "mnn", names="order"),
+    bad(gemm.tiled_matmul, A, B, (2, 2, 2), "MNK", names="order"),
+    bad(gemm.tiled_matmul, A, B, (2, 2, 2), 3, exc=TypeError, names="order"),
+    bad(gemm.tiled_matmul, A, B, (2, 2, 2), ["m", "n", "k"], exc=TypeError, names="order"),
+    # footprint, traffic, compulsory
+    *_dims_rows(gemm.footprint, (2, 2, 2)),
+    *_tile_rows(gemm.footprint, (8, 8, 8)),
+    *_itemsize_rows(gemm.footprint, 8, 8, 8, (2, 2, 2)),
+    *_dims_rows(gemm.traffic, (2, 2, 2)),
+    *_tile_rows(gemm.traffic, (8, 8, 8)),
+    *_itemsize_rows(gemm.traffic, 8, 8, 8, (2, 2, 2)),
+    bad(gemm.traffic, 8, 8, 8, (2, 2, 2), "xyz", names="order"),
+    bad(gemm.traffic, 8, 8, 8, (2, 2, 2), None, exc=TypeError, names="order"),
+    bad(gemm.traffic, 8, 8, 8, (2, 2, 2), buffer_bytes=0, names="buffer_bytes"),
+    bad(gemm.traffic, 8, 8, 8, (2, 2, 2), buffer_bytes=100.0, exc=TypeError, names="buffer_bytes"),
+    bad(gemm.traffic, 8, 8, 8, (4, 4, 4), buffer_bytes=100, names="buffer_bytes"),
+    *_dims_rows(gemm.compulsory),
+    *_itemsize_rows(gemm.compulsory, 8, 8, 8),
+    # best_tile
+    *_dims_rows(gemm.best_tile, 1024),
+    *_itemsize_rows(gemm.best_tile, 8, 8, 8, 1024),
+    bad(gemm.best_tile, 8, 8, 8, 11, 4, names="buffer_bytes"),
+    bad(gemm.best_tile, 8, 8, 8, 0, names="buffer_bytes"),
+    bad(gemm.best_tile, 8, 8, 8, 1024.0, exc=TypeError, names="buffer_bytes"),
+    bad(gemm.best_tile, 8, 8, 8, "1024", exc=TypeError, names="buffer_bytes"),
+    bad(gemm.best_tile, 8, 8, 8, 1024, order="kkk", names="order"),
+    bad(gemm.best_tile, 10**7, 10**7, 10**7, 2**20, names="M·N·K"),
+    # the records
+    *[bad(gemm.Traffic, **_traffic(**{f: v}), exc=e, names=f) for f in ("a_read", "b_read", "c_read", "c_write", "footprint")
+      for v, e in ((-1, ValueError), (1.5, TypeError))],
+    bad(gemm.Rung, **_rung(name=3), exc=TypeError, names="name"),
+    bad(gemm.Rung, **_rung(n=0), names="n"),
+    bad(gemm.Rung, **_rung(n=8.0), exc=TypeError, names="n"),
+    *[bad(gemm.Rung, **_rung(**{f: v}), exc=e, names=f) for f in ("seconds", "gflops")
+      for v, e in ((0.0, ValueError), (-1.0, ValueError), (nan, ValueError), (float("inf"), ValueError),
+                   ("1", TypeError))],
+    bad(gemm.Rung, **_rung(error=-1.0), names="error"),
+    bad(gemm.Rung, **_rung(error="0"), exc=TypeError, names="error"),
+    bad(gemm.Rung, **_rung(error=True), exc=TypeError, names="error"),
+    bad(gemm.Rung, **_rung(ok=1), exc=TypeError, names="ok"),
+    # ladder and sweep_tiles (refused before anything is timed)
+    bad(gemm.ladder, 0, names="n"),
+    bad(gemm.ladder, 8.0, exc=TypeError, names="n"),
+    bad(gemm.ladder, 8, python_n=0, names="python_n"),
+    bad(gemm.ladder, 8, row_n=True, exc=TypeError, names="row_n"),
+    *_tile_rows(lambda t: gemm.ladder(8, small_tile=t), (), name="small_tile"),
+    bad(gemm.ladder, 8, good_tile=(8, 8), exc=TypeError, names="good_tile"),
+    bad(gemm.ladder, 8, dtype="int8", names="dtype"),
+    bad(gemm.ladder, 8, dtype="no-such-type", exc=TypeError, names="dtype"),
+    bad(gemm.ladder, 8, repeat=0, names="repeat"),
+    bad(gemm.ladder, 8, repeat="5", exc=TypeError, names="repeat"),
+    bad(gemm.ladder, 8, warmup=-1, names="warmup"),
+    bad(gemm.ladder, 8, seed=-1, names="seed"),
+    bad(gemm.ladder, 8, seed=1.5, exc=TypeError, names="seed"),
+    bad(gemm.sweep_tiles, 0, names="n"),
+    bad(gemm.sweep_tiles, 8, (4, 0), names="sides[1]"),
+    bad(gemm.sweep_tiles, 8, (4, 2.5), exc=TypeError, names="sides[1]"),
+    bad(gemm.sweep_tiles, 8, (), names="sides"),
+    bad(gemm.sweep_tiles, 8, 4, exc=TypeError, names="sides"),
+    bad(gemm.sweep_tiles, 8, "48", exc=TypeError, names="sides"),
+    bad(gemm.sweep_tiles, 8, (4,), dtype="float16", names="dtype"),
+    bad(gemm.sweep_tiles, 8, (4,), repeat="abc", exc=TypeError, names="repeat"),
+    bad(gemm.sweep_tiles, 8, (4,), repeat=0, names="repeat"),
+    bad(gemm.sweep_tiles, 8, (4,), warmup=0.5, exc=TypeError, names="warmup"),
+    bad(gemm.sweep_tiles, 8, (4,), seed="0", exc=TypeError, names="seed"),
+    # numbers
+    bad(gemm.numbers, "ctx", exc=TypeError, names="ctx"),
+]
