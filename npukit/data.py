@@ -10,6 +10,7 @@ See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Sequence
 
 import numpy as np
@@ -87,16 +88,9 @@ def _rotation(kind: str, jitter: np.ndarray, turn: np.ndarray, side: np.ndarray)
     return jitter
 
 
-def shapes_dataset(
-    n: int,
-    seed: int = 0,
-    *,
-    size: int = 32,
-    background: str = "random",
-    brightness: tuple[float, float] = (0.6, 1.3),
-    noise: float = 0.06,
-    classes: Sequence[int | str] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+def shapes_dataset(n: int, seed: int = 0, *, size: int = 32, background: str = "random",
+                   brightness: tuple[float, float] = (0.6, 1.3), noise: float = 0.06,
+                   classes: Sequence[int | str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``n`` labelled RGB images of shapes and stripes, deterministically.
 
     Each image shows one object of a class in :data:`CLASSES` with a random
@@ -104,6 +98,7 @@ def shapes_dataset(
     a random gradient, scaled by a random brightness and covered in Gaussian
     noise. Labels are balanced (every class appears ``n // len(classes)`` or one
     more times) and shuffled. The same arguments always give the same images.
+    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 
     Parameters
     ----------
@@ -116,12 +111,13 @@ def shapes_dataset(
     background : {"random", "light", "dark"}
         Background colours: any colour, near-white, or near-black.
     brightness : (float, float)
-        Range of the overall gain applied to each image (values are clipped to
-        [0, 1] afterwards, so a gain above 1 saturates light areas).
+        Finite range ``0 < low <= high`` of the overall gain applied to each
+        image (values are clipped to [0, 1] afterwards, so a gain above 1
+        saturates light areas).
     noise : float
         Largest standard deviation of the additive Gaussian noise (>= 0); each
         image draws its own between 0 and this.
-    classes : sequence of int or str, optional
+    classes : list, tuple or 1-D array of int or str, optional
         Draw only these classes (labels keep their meaning in :data:`CLASSES`).
 
     Returns
@@ -134,11 +130,11 @@ def shapes_dataset(
     Raises
     ------
     TypeError
-        If ``n``, ``seed`` or ``size`` is not an integer, or ``brightness`` is
-        not a pair of numbers.
+        If ``n``, ``seed`` or ``size`` is not an integer, ``brightness`` is
+        not a pair of numbers or ``classes`` not a sequence.
     ValueError
         If a value is out of range, ``background`` is unknown or ``classes``
-        names an unknown class.
+        is empty or names an unknown class.
 
     Examples
     --------
@@ -160,80 +156,107 @@ def shapes_dataset(
     seed = _check.integer(seed, "seed", minimum=0)
     size = _check.integer(size, "size", minimum=16)
     _check.one_of(background, "background", _BACKGROUNDS)
-    if (not isinstance(brightness, (tuple, list)) or len(brightness) != 2
-            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in brightness)):
-        raise TypeError(f"brightness must be a pair of numbers (low, high), got {brightness!r}")
-    lo_gain, hi_gain = float(brightness[0]), float(brightness[1])
-    if not 0 < lo_gain <= hi_gain:
-        raise ValueError(f"brightness must satisfy 0 < low <= high, got {brightness!r}")
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
+    gains = _check_brightness(brightness)
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not 0 <= noise < 1:
         raise ValueError(f"noise must be a number in [0, 1), got {noise!r}")
-    if classes is None:
-        class_ids = np.arange(len(CLASSES))
-    else:
-        class_ids = np.array([_class_index(c) for c in classes], dtype=np.int64)
-        if class_ids.size == 0:
-            raise ValueError("classes must name at least one class")
+    class_ids = _class_ids(classes)
 
     rng = np.random.default_rng(seed)
     labels = rng.permutation(np.resize(class_ids, n)).astype(np.int64)
+    scene = _draw_scenes(rng, n, size, background, gains, float(noise))
+    coverage = _coverage(labels, scene, size)
+    return _render(rng, coverage, scene, size), labels
+
+
+def _check_brightness(brightness: Any) -> tuple[float, float]:
+    if (isinstance(brightness, (str, bytes)) or not isinstance(brightness, (tuple, list)) or len(brightness) != 2
+            or not all(isinstance(b, numbers.Real) and not isinstance(b, bool) for b in brightness)):
+        raise TypeError(f"brightness must be a pair of numbers (low, high), got {brightness!r}")
+    low, high = float(brightness[0]), float(brightness[1])
+    if not 0 < low <= high < math.inf:
+        raise ValueError(f"brightness must satisfy 0 < low <= high < inf, got {brightness!r}")
+    return low, high
+
+
+def _class_ids(classes: Any) -> np.ndarray:
+    """The labels to draw: every class, or those ``classes`` names (by index or name)."""
+    if classes is None:
+        return np.arange(len(CLASSES))
+    if isinstance(classes, np.ndarray) and classes.ndim == 1:
+        classes = classes.tolist()
+    classes = _check.sequence(classes, "classes", min_length=1)
+    return np.array([_class_index(c, i) for i, c in enumerate(classes)], dtype=np.int64)
+
+
+def _draw_scenes(rng: np.random.Generator, n: int, size: int, background: str,
+                 gains: tuple[float, float], noise: float) -> dict[str, np.ndarray]:
+    """Every per-image random number, for all ``n`` images, drawn in a fixed order.
+
+    So the images depend only on n, the seed and the options. Keys: the
+    object's radius ``r``, centre ``cx, cy``, rotation draws ``jitter, turn,
+    side``, stripe ``period, phase``, colours ``bg, fg``, lighting
+    ``light_angle, light_slope``, ``gain`` and noise ``sigma``.
+    """
     scale = size / 32.0
-
-    # Every per-image random number is drawn here, for all n images, in a fixed
-    # order, so that the images depend only on n, the seed and the options.
-    r = rng.uniform(5.0, 11.0, n) * scale  # object radius in pixels
-    cx = rng.uniform(r + 1, size - r - 1)
-    cy = rng.uniform(r + 1, size - r - 1)
-    jitter = rng.uniform(-0.35, 0.35, n)  # about ±20°
-    turn = rng.uniform(0.0, 2 * np.pi, n)
-    side = rng.random(n) < 0.5
-    period = rng.uniform(5.0, 8.0, n) * scale
-    phase = rng.uniform(0.0, 1.0, n) * period
-    if background == "light":
-        bg = rng.uniform(0.85, 1.0, (n, 3))
-    elif background == "dark":
-        bg = rng.uniform(0.0, 0.15, (n, 3))
-    else:
-        bg = rng.uniform(0.0, 1.0, (n, 3))
-    fg = rng.uniform(0.0, 1.0, (n, 3))
-    light_angle = rng.uniform(0.0, 2 * np.pi, n)
-    light_slope = rng.uniform(0.0, 0.3, n)
-    gain = rng.uniform(lo_gain, hi_gain, n)
-    sigma = rng.uniform(0.0, noise, n)
-
+    d: dict[str, np.ndarray] = {}
+    d["r"] = rng.uniform(5.0, 11.0, n) * scale  # object radius in pixels
+    d["cx"] = rng.uniform(d["r"] + 1, size - d["r"] - 1)
+    d["cy"] = rng.uniform(d["r"] + 1, size - d["r"] - 1)
+    d["jitter"] = rng.uniform(-0.35, 0.35, n)  # about ±20°
+    d["turn"] = rng.uniform(0.0, 2 * np.pi, n)
+    d["side"] = rng.random(n) < 0.5
+    d["period"] = rng.uniform(5.0, 8.0, n) * scale
+    d["phase"] = rng.uniform(0.0, 1.0, n) * d["period"]
+    low, high = {"light": (0.85, 1.0), "dark": (0.0, 0.15), "random": (0.0, 1.0)}[background]
+    d["bg"] = rng.uniform(low, high, (n, 3))
+    d["fg"] = rng.uniform(0.0, 1.0, (n, 3))
+    d["light_angle"] = rng.uniform(0.0, 2 * np.pi, n)
+    d["light_slope"] = rng.uniform(0.0, 0.3, n)
+    d["gain"] = rng.uniform(gains[0], gains[1], n)
+    d["sigma"] = rng.uniform(0.0, noise, n)
     # Keep the object visible: where it is too close in colour to the
     # background, move each channel half the range away from the background.
+    bg, fg = d["bg"], d["fg"]
     faint = np.abs(fg - bg).max(axis=1) < 0.4
     fg[faint] = np.where(bg[faint] > 0.5, bg[faint] - 0.5, bg[faint] + 0.5)
+    return d
 
+
+def _coverage(labels: np.ndarray, d: dict[str, np.ndarray], size: int) -> np.ndarray:
+    """How much of each pixel the object covers, in [0, 1], shape ``(n, size, size)``."""
     ys, xs = np.mgrid[0:size, 0:size].astype(np.float64) + 0.5  # pixel centres
-    coverage = np.zeros((n, size, size))
+    coverage = np.zeros((len(labels), size, size))
     for k in np.unique(labels):
         i = np.flatnonzero(labels == k)
         kind = CLASSES[k]
-        dx, dy = xs - cx[i, None, None], ys - cy[i, None, None]
-        angle = _rotation(kind, jitter[i], turn[i], side[i])[:, None, None]
+        dx, dy = xs - d["cx"][i, None, None], ys - d["cy"][i, None, None]
+        angle = _rotation(kind, d["jitter"][i], d["turn"][i], d["side"][i])[:, None, None]
         u = dx * np.cos(angle) + dy * np.sin(angle)
         v = -dx * np.sin(angle) + dy * np.cos(angle)
-        sd = _signed_distance(kind, u, v, r[i, None, None], period[i, None, None],
-                              phase[i, None, None], dx, dy)
+        sd = _signed_distance(kind, u, v, d["r"][i, None, None], d["period"][i, None, None],
+                              d["phase"][i, None, None], dx, dy)
         coverage[i] = np.clip(sd + 0.5, 0.0, 1.0)  # anti-aliased edge, one pixel wide
+    return coverage
 
+
+def _render(rng: np.random.Generator, coverage: np.ndarray, d: dict[str, np.ndarray], size: int) -> np.ndarray:
+    """Colour, light, gain and noise on top of the coverage: the float32 NCHW images in [0, 1]."""
+    ys, xs = np.mgrid[0:size, 0:size].astype(np.float64) + 0.5
     cov = coverage[:, None]  # (n, 1, size, size)
-    images = bg[:, :, None, None] * (1 - cov) + fg[:, :, None, None] * cov
-    ramp = ((xs - size / 2) * np.cos(light_angle)[:, None, None]
-            + (ys - size / 2) * np.sin(light_angle)[:, None, None]) / (size / 2)
-    images *= (1 + light_slope[:, None, None] * ramp)[:, None] * gain[:, None, None, None]
-    images += sigma[:, None, None, None] * rng.standard_normal(images.shape)
-    return np.clip(images, 0.0, 1.0).astype(np.float32), labels
+    images = d["bg"][:, :, None, None] * (1 - cov) + d["fg"][:, :, None, None] * cov
+    ramp = ((xs - size / 2) * np.cos(d["light_angle"])[:, None, None]
+            + (ys - size / 2) * np.sin(d["light_angle"])[:, None, None]) / (size / 2)
+    images *= (1 + d["light_slope"][:, None, None] * ramp)[:, None] * d["gain"][:, None, None, None]
+    images += d["sigma"][:, None, None, None] * rng.standard_normal(images.shape)
+    return np.clip(images, 0.0, 1.0).astype(np.float32)
 
 
-def _class_index(c: int | str) -> int:
+def _class_index(c: int | str, i: int) -> int:
     if isinstance(c, str):
         if c not in CLASSES:
             raise ValueError(f"classes must name classes in CLASSES, got {c!r}")
         return CLASSES.index(c)
-    k = _check.integer(c, "classes[i]", minimum=0)
+    k = _check.integer(c, f"classes[{i}]", minimum=0)
     if k >= len(CLASSES):
         raise ValueError(f"classes must hold labels in 0..{len(CLASSES) - 1}, got {k}")
     return k

@@ -4,7 +4,15 @@ The invariant this module keeps: **a measured number comes with its machine.**
 :func:`timeit` warms up, repeats and reports the median; :func:`machine_summary`
 names the CPU, core count, library versions and date that every measured
 sentence in the book quotes; :func:`device_report` says which OpenVINO device a
-lab runs on and says so loudly when it falls back to the CPU.
+lab runs on and says so loudly when it falls back to the CPU. This module only
+measures and reports: the book's look (figure style, tables) is :mod:`npukit.viz`.
+
+Used where the book measures: chapter 1, "Tensors are memory"
+(chapters/01_tensors.md), chapter 2, "Layouts" (chapters/02_layouts.md),
+chapter 3, "Graphs and the roofline" (chapters/03_graphs.md) and chapter 4,
+"GEMM and tiling" (chapters/04_gemm.md), with :func:`timeit`; every chapter
+from chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), with
+:func:`machine_summary`; lab 3 (labs/03_graphs.ipynb) with :func:`device_report`.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2, number: i
 
     The first calls of a function pay for page faults, cache misses, lazy
     initialisation and (in OpenVINO) compilation; they are run and discarded.
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md), the book's
+    first measurement.
 
     Parameters
     ----------
@@ -52,7 +62,7 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2, number: i
     Raises
     ------
     TypeError
-        If ``fn`` is not callable.
+        If ``fn`` is not callable, or a count is not an integer.
     ValueError
         If ``repeat`` or ``number`` is < 1, or ``warmup`` < 0.
 
@@ -64,11 +74,9 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2, number: i
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-    if repeat < 1 or number < 1 or warmup < 0:
-        raise ValueError(
-            f"repeat and number must be >= 1 and warmup >= 0, got repeat={repeat}, "
-            f"number={number}, warmup={warmup}"
-        )
+    repeat = _check.integer(repeat, "repeat", minimum=1)
+    warmup = _check.integer(warmup, "warmup", minimum=0)
+    number = _check.integer(number, "number", minimum=1)
     for _ in range(warmup):
         fn()
     times = []
@@ -82,6 +90,9 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 2, number: i
 
 def cpu_name() -> str:
     """The CPU model name of this machine, as the OS reports it.
+
+    Part of :func:`machine_summary`; see chapter 0, "Meet CameraNet"
+    (chapters/00_cameranet.md).
 
     Examples
     --------
@@ -101,6 +112,9 @@ def cpu_name() -> str:
 def cores() -> int:
     """The number of CPU cores this process may run on.
 
+    Part of :func:`machine_summary`; see chapter 0, "Meet CameraNet"
+    (chapters/00_cameranet.md).
+
     Examples
     --------
     >>> cores() >= 1
@@ -116,7 +130,8 @@ def machine_summary() -> str:
 
     CPU model, cores available to this process, Python and NumPy versions and
     today's date, e.g. ``"Intel(R) Xeon(R) … · 2 cores · Python 3.11 ·
-    NumPy 2.3 · 2026-11-30"``.
+    NumPy 2.3 · 2026-11-30"``. Every page that measures quotes it, from
+    chapter 0, "Meet CameraNet" (chapters/00_cameranet.md) on.
 
     Examples
     --------
@@ -135,7 +150,24 @@ def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:
     """Say which OpenVINO devices this machine has and which one a lab will use.
 
     Returns the chosen device name (``"NPU"``, ``"GPU"`` or ``"CPU"``) and
-    prints a visible message when it falls back to the CPU.
+    prints a visible message when it falls back to the CPU. See lab 3
+    (labs/03_graphs.ipynb) of chapter 3, "Graphs and the roofline"
+    (chapters/03_graphs.md).
+
+    Parameters
+    ----------
+    preferred : list or tuple of str
+        Device names to try, in order (at least one, e.g. ``("NPU", "GPU")``).
+
+    Returns
+    -------
+    str
+        The first preferred device present, else ``"CPU"``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``preferred`` is not a non-empty list or tuple of non-empty strings.
 
     Examples
     --------
@@ -143,9 +175,12 @@ def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:
     OpenVINO devices...
     True
     """
+    preferred = _check.sequence(preferred, "preferred", min_length=1)
+    for i, d in enumerate(preferred):
+        if not _check.text(d, f"preferred[{i}]"):
+            raise ValueError(f"preferred[{i}] must be a device name such as 'NPU', got ''")
     import openvino as ov
 
-    preferred = _check.sequence(preferred, "preferred")
     devices = list(ov.Core().available_devices)
     print(f"OpenVINO devices on this machine: {', '.join(devices) or 'none'}")
     for d in preferred:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import _check
 
 if TYPE_CHECKING:  # the real imports happen on first use, to keep `import npukit` fast
     import numpy as np
     import onnx
+    from IPython.display import HTML
 
     from .graphs import MachineSpec
     from .layouts import Conversion
@@ -47,6 +48,19 @@ class Row:
 
     ``value`` is already formatted for reading (units included); ``how`` names
     the function or measurement that produced it, so a reader can redo it.
+    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), whose table
+    every later chapter extends.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``chapter`` is not an integer >= 0 or a text field is not a
+        non-empty string.
+
+    Examples
+    --------
+    >>> Row(0, "MACs per image", "569,344", "models.summary").chapter
+    0
     """
 
     chapter: int
@@ -54,9 +68,17 @@ class Row:
     value: str
     how: str
 
+    def __post_init__(self) -> None:
+        _check.integer(self.chapter, "chapter", minimum=0)
+        for field in ("quantity", "value", "how"):
+            if not _check.text(getattr(self, field), field).strip():
+                raise ValueError(f"{field} must not be empty")
+
 
 class Context:
     """The inputs of every chapter's rows, each computed once, on first use.
+
+    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 
     Parameters
     ----------
@@ -70,6 +92,13 @@ class Context:
         Measured layout conversions (chapter 2). Default: measured on first use.
     npu_buffer : int
         The on-chip buffer, in bytes, chapter 4 tiles for. Default 32 KiB.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument has the wrong type, or ``npu_buffer`` is not a
+        positive integer. What is inside ``images`` and ``conversions`` is
+        checked by the chapter that reads it (``tensors.numbers`` …).
 
     Examples
     --------
@@ -86,18 +115,14 @@ class Context:
         if net is not None:
             from .models import CameraNet
 
-            if not isinstance(net, CameraNet):
-                raise TypeError(f"net must be a CameraNet, got {type(net).__name__}")
-            self.net = net
-        if images is not None:
+            self.net = _check.instance(net, "net", CameraNet)
+        if images is not None:  # its shape is checked where it is used (tensors.numbers)
             self.images = _check.as_array(images, "images")
         if machine is not None:
             from .graphs import MachineSpec
 
-            if not isinstance(machine, MachineSpec):
-                raise TypeError(f"machine must be a MachineSpec, got {type(machine).__name__}")
-            self.machine = machine
-        if conversions is not None:
+            self.machine = _check.instance(machine, "machine", MachineSpec)
+        if conversions is not None:  # each item is checked where it is used (layouts.numbers)
             self.conversions = _check.sequence(conversions, "conversions")
         self.npu_buffer = _check.integer(npu_buffer, "npu_buffer", minimum=1)
 
@@ -136,12 +161,27 @@ class Context:
 
 
 def rows(upto: int, ctx: Context | None = None) -> list[Row]:
-    """Every registered chapter's rows, for chapters 0 … ``upto``.
+    """Every registered chapter's rows, for chapters 0 … ``upto``, in chapter order.
+
+    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
+
+    Parameters
+    ----------
+    upto : int
+        The last chapter to include (>= 0).
+    ctx : Context, optional
+        What the rows are computed from (default: a fresh :class:`Context`).
+
+    Returns
+    -------
+    list of Row
 
     Raises
     ------
     TypeError, ValueError
-        If ``upto`` is not a non-negative integer, or a module breaks the contract.
+        If ``upto`` is not a non-negative integer or ``ctx`` not a Context;
+        if a registered module breaks the contract (no ``numbers``, a result
+        that is not a list of :class:`Row`, or a row of another chapter).
 
     Examples
     --------
@@ -151,24 +191,53 @@ def rows(upto: int, ctx: Context | None = None) -> list[Row]:
     import npukit
 
     upto = _check.integer(upto, "upto", minimum=0)
-    ctx = Context() if ctx is None else ctx
-    if not isinstance(ctx, Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    ctx = Context() if ctx is None else _check.instance(ctx, "ctx", Context, "tally.Context")
     out: list[Row] = []
     for chapter, name in sorted(npukit.CHAPTERS.items()):
         if chapter > upto:
             break
-        module = importlib.import_module(f"npukit.{name}")
-        got = module.numbers(ctx)
-        for r in got:
-            if not isinstance(r, Row) or r.chapter != chapter:
-                raise ValueError(f"npukit.{name}.numbers must return Rows of chapter {chapter}, got {r!r}")
-        out.extend(got)
+        out.extend(_chapter_rows(chapter, name, ctx))
     return out
 
 
-def table(upto: int, ctx: Context | None = None) -> Any:
+def _chapter_rows(chapter: int, name: str, ctx: Context) -> list[Row]:
+    """One registered module's rows, refused with a clear error if they break the contract."""
+    module = importlib.import_module(f"npukit.{name}")
+    numbers = getattr(module, "numbers", None)
+    if not callable(numbers):
+        raise TypeError(f"npukit.{name} is registered for chapter {chapter} but defines no numbers(ctx)")
+    got = numbers(ctx)
+    if not isinstance(got, list):
+        raise TypeError(f"npukit.{name}.numbers must return a list of tally.Row, got {type(got).__name__}")
+    for r in got:
+        if not isinstance(r, Row):
+            raise TypeError(f"npukit.{name}.numbers must return tally.Row items, got {type(r).__name__} {r!r}")
+        if r.chapter != chapter:
+            raise ValueError(f"npukit.{name}.numbers must return rows of chapter {chapter}, got a row of "
+                             f"chapter {r.chapter}: {r.quantity!r}")
+    return got
+
+
+def table(upto: int, ctx: Context | None = None) -> HTML:
     """The "numbers so far" table for chapters 0 … ``upto``, as HTML.
+
+    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
+
+    Parameters
+    ----------
+    upto : int
+        The last chapter to include (>= 0).
+    ctx : Context, optional
+        As for :func:`rows`.
+
+    Returns
+    -------
+    IPython.display.HTML
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`rows`.
 
     Examples
     --------

@@ -1,25 +1,38 @@
-"""One look for the whole book, and honest measurements.
+"""The book's one look: figure style, colour palette, HTML tables, static sliders.
 
-Every figure in the course is a plotly ``graph_objects`` figure passed through
-:func:`style`, so colours, fonts and sizes agree from chapter to chapter. The
-palette is Okabe–Ito, which stays distinguishable under the common forms of
-colour blindness.
+The invariant this module keeps: **every figure and table looks the same in
+every chapter.** Every figure is a plotly ``graph_objects`` figure passed
+through :func:`style` (fonts, margins, the Okabe–Ito :data:`PALETTE`, which
+stays distinguishable under the common forms of colour blindness); every
+table is :func:`table`; a lab's live control appears in the static book as
+:func:`slider_figure`. This module only draws: timing, machine and device
+reports are in :mod:`npukit.measure`.
 
-Every measured number goes through :func:`timeit` (warm-up, repeats, median)
-and says which machine made it (:func:`machine_summary`).
+Used by every chapter's figures (:mod:`npukit.figures`) and tables: chapter 0,
+"Meet CameraNet" (chapters/00_cameranet.md), chapter 1, "Tensors are memory"
+(chapters/01_tensors.md), chapter 2, "Layouts" (chapters/02_layouts.md),
+chapter 3, "Graphs and the roofline" (chapters/03_graphs.md) and chapter 4,
+"GEMM and tiling" (chapters/04_gemm.md).
 
-plotly and OpenVINO are imported inside the functions that need them, so
+plotly and IPython are imported inside the functions that need them, so
 ``import npukit.viz`` is cheap.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from . import _check
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+    from IPython.display import HTML
 
 __all__ = [
     "PALETTE",
     "style",
     "table",
+    "slider_figure",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, without black.
@@ -37,8 +50,11 @@ PALETTE: tuple[str, ...] = (
 FONT = "Inter, 'Helvetica Neue', Arial, sans-serif"
 
 
-def style(fig: Any, *, height: int = 420, title: str | None = None) -> Any:
+def style(fig: go.Figure, *, height: int = 420, title: str | None = None) -> go.Figure:
     """Apply the book's look to a plotly figure and return it.
+
+    Every figure of every chapter goes through it, from chapter 0, "Meet
+    CameraNet" (chapters/00_cameranet.md) on.
 
     Parameters
     ----------
@@ -56,8 +72,9 @@ def style(fig: Any, *, height: int = 420, title: str | None = None) -> Any:
 
     Raises
     ------
-    TypeError
-        If ``fig`` is not a plotly figure.
+    TypeError, ValueError
+        If ``fig`` is not a plotly figure, ``height`` not a positive integer
+        or ``title`` not a string.
 
     Examples
     --------
@@ -68,8 +85,9 @@ def style(fig: Any, *, height: int = 420, title: str | None = None) -> Any:
     """
     import plotly.graph_objects as go
 
-    if not isinstance(fig, go.Figure):
-        raise TypeError(f"fig must be a plotly.graph_objects.Figure, got {type(fig).__name__}")
+    _check.instance(fig, "fig", go.Figure, "plotly.graph_objects.Figure")
+    height = _check.integer(height, "height", minimum=1)
+    title = _check.text(title, "title", optional=True)
     fig.update_layout(
         template="plotly_white",
         colorway=list(PALETTE),
@@ -84,22 +102,30 @@ def style(fig: Any, *, height: int = 420, title: str | None = None) -> Any:
     return fig
 
 
-def table(rows: Iterable[Sequence[Any]], header: Sequence[str]) -> Any:
+def table(rows: Iterable[Sequence[Any]], header: Sequence[str]) -> HTML:
     """Render rows as an HTML table (an ``IPython.display.HTML`` object).
 
-    Numbers are shown as given; format them before passing them in.
+    Numbers are shown as given; format them before passing them in. Cells are
+    HTML-escaped. Every chapter's tables use it, from chapter 0, "Meet
+    CameraNet" (chapters/00_cameranet.md) on.
 
     Parameters
     ----------
     rows : iterable of sequences
-        One sequence of cells per row, each as long as ``header``.
+        One list or tuple of cells per row, each as long as ``header``.
     header : sequence of str
-        Column titles.
+        Column titles (a list or tuple, at least one).
+
+    Returns
+    -------
+    IPython.display.HTML
 
     Raises
     ------
-    ValueError
-        If a row's length differs from the header's.
+    TypeError, ValueError
+        If ``header`` or a row is not a list or tuple (a string would be
+        split into characters), ``rows`` is not iterable, or a row's length
+        differs from the header's.
 
     Examples
     --------
@@ -111,10 +137,12 @@ def table(rows: Iterable[Sequence[Any]], header: Sequence[str]) -> Any:
 
     from IPython.display import HTML
 
-    header = list(header)
+    header = _check.sequence(header, "header", min_length=1)
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"rows must be an iterable of rows, got {type(rows).__name__}")
     body = []
     for i, row in enumerate(rows):
-        row = list(row)
+        row = _check.sequence(row, f"rows[{i}]")
         if len(row) != len(header):
             raise ValueError(f"rows[{i}] has {len(row)} cells, header has {len(header)}")
         body.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
@@ -124,17 +152,15 @@ def table(rows: Iterable[Sequence[Any]], header: Sequence[str]) -> Any:
     )
 
 
-
-
-
-def slider_figure(figures: Sequence[Any], labels: Sequence[str], *, prefix: str = "",
-                  height: int = 420) -> Any:
+def slider_figure(figures: Sequence[go.Figure], labels: Sequence[str], *, prefix: str = "",
+                  height: int = 420) -> go.Figure:
     """Join several figures into one whose slider picks which is shown.
 
     This is how a lab's live control appears in the static book: the lab
     recomputes its figure whenever a widget moves; the book pre-computes the
     figure at each of a few control values and lets a plotly slider switch
-    between them, in the browser, with no kernel and no network.
+    between them, in the browser, with no kernel and no network (the labs'
+    live controls; see the instructor guide, chapters/instructor.md).
 
     All figures' traces are added to one figure and each slider step makes
     one figure's traces visible and applies its title, annotations and
@@ -159,7 +185,8 @@ def slider_figure(figures: Sequence[Any], labels: Sequence[str], *, prefix: str 
     Raises
     ------
     TypeError, ValueError
-        If ``figures`` holds a non-figure, is empty, or ``labels`` has another length.
+        If ``figures`` holds a non-figure, is empty, or ``labels`` has another
+        length; if ``prefix`` is not a string or ``height`` not a positive integer.
 
     Examples
     --------
@@ -171,15 +198,14 @@ def slider_figure(figures: Sequence[Any], labels: Sequence[str], *, prefix: str 
     """
     import plotly.graph_objects as go
 
-    figures = _check_sequence(figures, "figures")
-    labels = [str(x) for x in _check_sequence(labels, "labels")]
-    if not figures:
-        raise ValueError("figures must hold at least one figure")
+    figures = _check.sequence(figures, "figures", min_length=1)
+    labels = [str(x) for x in _check.sequence(labels, "labels")]
     if len(labels) != len(figures):
         raise ValueError(f"labels must have one label per figure ({len(figures)}), got {len(labels)}")
     for i, f in enumerate(figures):
-        if not isinstance(f, go.Figure):
-            raise TypeError(f"figures[{i}] must be a plotly.graph_objects.Figure, got {type(f).__name__}")
+        _check.instance(f, f"figures[{i}]", go.Figure, "plotly.graph_objects.Figure")
+    prefix = _check.text(prefix, "prefix")
+    height = _check.integer(height, "height", minimum=1)
     out = go.Figure(layout=figures[0].layout)
     owner = []
     for i, f in enumerate(figures):
@@ -198,9 +224,3 @@ def slider_figure(figures: Sequence[Any], labels: Sequence[str], *, prefix: str 
     out.update_layout(sliders=[{"active": 0, "currentvalue": {"prefix": prefix}, "pad": {"t": 40},
                                 "steps": steps}])
     return out
-
-
-def _check_sequence(x: Any, name: str) -> list:
-    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)):
-        raise TypeError(f"{name} must be a list or tuple, got {type(x).__name__}")
-    return list(x)

@@ -1,4 +1,4 @@
-"""Tests of the book glue: lazy imports, the viz look, the plotly renderer."""
+"""Tests of the book glue: lazy imports, the viz look, measure's timing and reports, the plotly renderer."""
 
 from __future__ import annotations
 
@@ -43,8 +43,42 @@ def test_timeit_validates():
 
     with pytest.raises(TypeError, match="fn must be callable"):
         measure.timeit(3)
-    with pytest.raises(ValueError, match="repeat and number"):
+    with pytest.raises(ValueError, match="repeat must be >= 1"):
         measure.timeit(lambda: None, repeat=0)
+    with pytest.raises(TypeError, match="repeat must be an integer"):
+        measure.timeit(lambda: None, repeat="abc")
+    with pytest.raises(ValueError, match="warmup must be >= 0"):
+        measure.timeit(lambda: None, warmup=-1)
+    with pytest.raises(TypeError, match="number must be an integer"):
+        measure.timeit(lambda: None, number=2.0)
+
+
+def test_timeit_calls_warmup_plus_repeat_times_number():
+    from npukit import measure
+
+    calls = []
+    t = measure.timeit(lambda: calls.append(1), repeat=3, warmup=2, number=4)
+    assert len(calls) == 2 + 3 * 4 and t >= 0
+
+
+def test_device_report_validates_and_falls_back(capsys):
+    from npukit import measure
+
+    for bad, error, match in [("NPU", TypeError, "preferred must be a list or tuple"),
+                              ((), ValueError, "preferred must have at least 1 item"),
+                              ((1,), TypeError, r"preferred\[0\] must be a string"),
+                              (("",), ValueError, r"preferred\[0\] must be a device name")]:
+        with pytest.raises(error, match=match):
+            measure.device_report(bad)
+    assert measure.device_report(("NO_SUCH_DEVICE",)) == "CPU"
+    assert "falling back to the CPU plugin" in capsys.readouterr().out
+
+
+def test_machine_summary_names_cpu_and_cores():
+    from npukit import measure
+
+    line = measure.machine_summary()
+    assert measure.cpu_name() in line and f"{measure.cores()} cores" in line
 
 
 def test_table_rejects_ragged_rows():
@@ -52,6 +86,60 @@ def test_table_rejects_ragged_rows():
 
     with pytest.raises(ValueError, match=r"rows\[1\] has 1 cells"):
         viz.table([(1, 2), (3,)], ["a", "b"])
+
+
+def test_table_refuses_strings_where_sequences_belong():
+    """A string row or header would silently be split into one cell per character."""
+    from npukit import viz
+
+    with pytest.raises(TypeError, match=r"rows\[0\] must be a list or tuple"):
+        viz.table(["ab"], ["a", "b"])
+    with pytest.raises(TypeError, match="header must be a list or tuple"):
+        viz.table([("a", "b")], "ab")
+    with pytest.raises(ValueError, match="header must have at least 1 item"):
+        viz.table([], [])
+    with pytest.raises(TypeError, match="rows must be an iterable of rows"):
+        viz.table(3, ["a"])
+    html = viz.table((r for r in [("x", 1), ("y", 2)]), ("name", "n")).data  # any iterable of rows
+    assert html.count("<tr>") == 3 and "<td>y</td><td>2</td>" in html
+
+
+def test_style_validates_height_and_title():
+    import plotly.graph_objects as go
+
+    from npukit import viz
+
+    with pytest.raises(ValueError, match="height must be >= 1"):
+        viz.style(go.Figure(), height=0)
+    with pytest.raises(TypeError, match="height must be an integer"):
+        viz.style(go.Figure(), height=300.5)
+    with pytest.raises(TypeError, match="title must be a string or None"):
+        viz.style(go.Figure(), title=3)
+    assert viz.style(go.Figure(), title="t").layout.title.text == "t"
+
+
+def test_slider_figure_shows_one_figure_per_step():
+    import plotly.graph_objects as go
+
+    from npukit import viz
+
+    figs = [go.Figure([go.Bar(y=[k]), go.Scatter(y=[k, k])], layout_title_text=f"k={k}") for k in (1, 2)]
+    fig = viz.slider_figure(figs, ["one", "two"], prefix="k: ")
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["one", "two"]
+    assert steps[1].args[0]["visible"] == [False, False, True, True]
+    assert steps[1].args[1]["title.text"] == "k=2"
+    assert [t.visible for t in fig.data] == [True, True, False, False]
+    for args, kwargs, error, match in [
+        (([], []), {}, ValueError, "figures must have at least 1 item"),
+        ((figs, ["one"]), {}, ValueError, r"labels must have one label per figure \(2\), got 1"),
+        ((figs, "ab"), {}, TypeError, "labels must be a list or tuple"),
+        (([figs[0], {"data": []}], ["a", "b"]), {}, TypeError, r"figures\[1\] must be a plotly"),
+        ((figs, ["a", "b"]), {"prefix": 1}, TypeError, "prefix must be a string"),
+        ((figs, ["a", "b"]), {"height": 0}, ValueError, "height must be >= 1"),
+    ]:
+        with pytest.raises(error, match=match):
+            viz.slider_figure(*args, **kwargs)
 
 
 def test_table_escapes_html():

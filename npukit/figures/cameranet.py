@@ -2,14 +2,14 @@
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
 :func:`npukit.viz.style`; what they draw comes from :mod:`npukit.data`,
-:mod:`npukit.models` and :mod:`npukit.train`.
+:mod:`npukit.models` and :mod:`npukit.train`. Images are drawn by plotly
+itself (a ``go.Image`` trace of RGB pixels), so a figure needs nothing but
+plotly.js to show, offline.
 """
 
 from __future__ import annotations
 
-import struct
-import zlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +17,8 @@ from .. import _check, viz
 from ..data import CLASSES
 from ..models import CameraNet, summary
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = [
     "confusion_figure",
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> Any:
+def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> go.Figure:
     """A heatmap of a confusion matrix, each cell labelled with its count.
 
     Parameters
@@ -41,7 +43,8 @@ def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> Any:
     Raises
     ------
     TypeError, ValueError
-        If ``matrix`` is not a ``(K, K)`` array with ``K = len(CLASSES)``.
+        If ``matrix`` is not a ``(K, K)`` array of counts >= 0 with
+        ``K = len(CLASSES)``, or ``title`` is not a string.
 
     Examples
     --------
@@ -51,11 +54,15 @@ def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> Any:
     """
     import plotly.graph_objects as go
 
-
     k = len(CLASSES)
     matrix = _check.as_array(matrix, "matrix")
+    if matrix.dtype.kind not in "iu":
+        raise TypeError(f"matrix must hold integer counts, got dtype {matrix.dtype}")
     if matrix.shape != (k, k):
         raise ValueError(f"matrix must have shape ({k}, {k}), got {matrix.shape}")
+    if matrix.size and matrix.min() < 0:
+        raise ValueError(f"matrix must hold counts >= 0, got {int(matrix.min())}")
+    title = _check.text(title, "title", optional=True)
     rows = matrix.sum(axis=1, keepdims=True)
     share = matrix / np.maximum(rows, 1)  # colour by the share of each true class
     fig = go.Figure(go.Heatmap(
@@ -68,7 +75,7 @@ def confusion_figure(matrix: np.ndarray, *, title: str | None = None) -> Any:
     return viz.style(fig, height=520, title=title)
 
 
-def cost_figure(net: CameraNet, *, title: str | None = None) -> Any:
+def cost_figure(net: CameraNet, *, title: str | None = None) -> go.Figure:
     """Where CameraNet's work and weights are: each layer's share of MACs and of parameters.
 
     Parameters
@@ -85,7 +92,7 @@ def cost_figure(net: CameraNet, *, title: str | None = None) -> Any:
     Raises
     ------
     TypeError
-        If ``net`` is not a CameraNet.
+        If ``net`` is not a CameraNet or ``title`` not a string.
 
     Examples
     --------
@@ -95,7 +102,7 @@ def cost_figure(net: CameraNet, *, title: str | None = None) -> Any:
     """
     import plotly.graph_objects as go
 
-
+    title = _check.text(title, "title", optional=True)
     rows = [r for r in summary(net) if r["macs"] > 0]
     macs = np.array([r["macs"] for r in rows], dtype=float)
     params = np.array([r["params"] for r in rows], dtype=float)
@@ -112,35 +119,25 @@ def cost_figure(net: CameraNet, *, title: str | None = None) -> Any:
     return viz.style(fig, height=400, title=title)
 
 
-def _png_data_uri(rgb: np.ndarray) -> str:
-    """Encode an (H, W, 3) uint8 image as a PNG ``data:`` URI (stdlib only)."""
-    import base64
-
-    h, w, _ = rgb.shape
-    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))  # filter type 0 per row
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
 def samples_figure(images: np.ndarray, labels: np.ndarray, *, predictions: np.ndarray | None = None,
-                   cols: int = 8, title: str | None = None) -> Any:
+                   cols: int = 8, title: str | None = None) -> go.Figure:
     """A grid of images with their class names (and predictions, if given).
+
+    The grid is one ``go.Image`` trace of RGB pixels (white gaps between the
+    tiles, room for a name under each), the names are annotations.
 
     Parameters
     ----------
     images : numpy.ndarray
-        float32 ``(n, 3, H, W)`` with values in [0, 1] (1 <= n <= 64).
+        Finite floats ``(n, 3, H, W)`` with 1 <= n <= 64; values are clipped
+        to [0, 1].
     labels : numpy.ndarray
-        Integer labels, shape ``(n,)``.
+        Integer class indices into :data:`~npukit.data.CLASSES`, shape ``(n,)``.
     predictions : numpy.ndarray, optional
-        Predicted labels; a wrong one is shown in red as "→ predicted".
+        Predicted class indices, shape ``(n,)``; a wrong one is shown in red
+        as "→ predicted".
     cols : int
-        Images per row.
+        Images per row (>= 1).
     title : str, optional
 
     Returns
@@ -150,27 +147,40 @@ def samples_figure(images: np.ndarray, labels: np.ndarray, *, predictions: np.nd
     Raises
     ------
     TypeError, ValueError
-        If the arrays have the wrong type or shape.
+        If an array has the wrong type, dtype or shape, a label is not a class
+        index, ``cols`` is not a positive integer or ``title`` not a string.
 
     Examples
     --------
     >>> from npukit.data import shapes_dataset
     >>> fig = samples_figure(*shapes_dataset(8, seed=0), cols=4)
-    >>> len(fig.data), len(fig.layout.annotations)
-    (1, 8)
+    >>> fig.data[0].type, fig.data[0].z.shape, len(fig.layout.annotations)
+    ('image', (84, 134, 3), 8)
     """
     import plotly.graph_objects as go
-
 
     images = _check.as_array(images, "images")
     if images.ndim != 4 or images.shape[1] != 3 or not 1 <= len(images) <= 64:
         raise ValueError(f"images must have shape (n, 3, H, W) with 1 <= n <= 64, got {images.shape}")
-    labels = _check.as_array(labels, "labels")
-    if labels.shape != (len(images),):
-        raise ValueError(f"labels must have shape ({len(images)},), got {labels.shape}")
-    if predictions is not None and _check.as_array(predictions, "predictions").shape != labels.shape:
-        raise ValueError(f"predictions must have shape {labels.shape}, got {predictions.shape}")
+    if images.dtype.kind != "f":
+        raise TypeError(f"images must hold floats in [0, 1], got dtype {images.dtype}")
+    _check.finite(images, "images")
+    labels = _check.labels(labels, "labels", classes=len(CLASSES), n=len(images))
+    if predictions is not None:
+        predictions = _check.labels(predictions, "predictions", classes=len(CLASSES), n=len(images))
     cols = min(_check.integer(cols, "cols", minimum=1), len(images))
+    title = _check.text(title, "title", optional=True)
+    mosaic, annotations = _mosaic(images, labels, predictions, cols)
+    fig = go.Figure(go.Image(z=mosaic, hoverinfo="skip"))
+    fig.update_layout(annotations=annotations)
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return viz.style(fig, height=int(110 + 95 * (-(-len(images) // cols))), title=title)
+
+
+def _mosaic(images: np.ndarray, labels: np.ndarray, predictions: np.ndarray | None,
+            cols: int) -> tuple[np.ndarray, list[dict]]:
+    """The tiles as one uint8 (rows·(H+10), cols·(W+2)−2, 3) picture, and a name annotation per tile."""
     n, _, h, w = images.shape
     rows = -(-n // cols)
     gap, label_space = 2, 10  # pixels between tiles, and under each tile for its name
@@ -186,8 +196,4 @@ def samples_figure(images: np.ndarray, labels: np.ndarray, *, predictions: np.nd
             text, color = f"{CLASSES[labels[i]]} → {CLASSES[predictions[i]]}", viz.PALETTE[3]
         annotations.append(dict(x=c * cell_w + w / 2, y=r * cell_h + h + 0.5, text=text, showarrow=False,
                                 yanchor="top", font=dict(size=10, color=color), xref="x", yref="y"))
-    fig = go.Figure(go.Image(source=_png_data_uri(mosaic), hoverinfo="skip"))
-    fig.update_layout(annotations=annotations)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return viz.style(fig, height=int(110 + 95 * rows), title=title)
+    return mosaic, annotations

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
+import numbers
 import sys
 import types
 from typing import Any, Callable, Iterable
 
 import numpy as np
+
+from .. import _check
 
 __all__ = [
     "CheckFailed",
@@ -90,6 +94,9 @@ def learner_call(name: str, fn: Callable[..., Any], *args: Any, forbid: Iterable
 
     Raises
     ------
+    TypeError, ValueError
+        If ``name`` is not a non-empty string, ``fn`` not callable or
+        ``forbid`` not an iterable.
     NotAttempted
         If ``fn`` raises ``NotImplementedError``.
     CheckFailed
@@ -109,9 +116,10 @@ def learner_call(name: str, fn: Callable[..., Any], *args: Any, forbid: Iterable
     ...
     npukit.teach.core.NotAttempted: floor: not attempted yet (the function still raises NotImplementedError).
     """
+    _check_name(name)
     if not callable(fn):
         raise TypeError(f"fn must be callable (your function for {name}), got {type(fn).__name__}")
-    forbidden = _code_objects(forbid)
+    forbidden = _code_objects(_check_iterable(forbid, "forbid"))
     seen: list[str] = []
 
     def profile(frame: types.FrameType, event: str, arg: Any) -> None:
@@ -192,8 +200,11 @@ def check(
 
     Raises
     ------
-    TypeError
-        If ``learner`` or ``reference`` is not callable.
+    TypeError, ValueError
+        If ``name`` is not a non-empty string, ``learner``, ``reference`` or
+        ``compare`` is not callable, ``cases`` is not an iterable of argument
+        tuples, ``forbid`` not an iterable, or a tolerance is not a finite
+        number >= 0.
     NotAttempted
         If the learner's function raises ``NotImplementedError``.
     CheckFailed
@@ -206,13 +217,12 @@ def check(
     ✓ square: 2 fresh cases agree with the reference.
     2
     """
-    if not callable(learner):
-        raise TypeError(f"learner must be callable, got {type(learner).__name__}")
-    if not callable(reference):
-        raise TypeError(f"reference must be callable, got {type(reference).__name__}")
-    forbid = tuple(forbid)
+    _check_arguments(name, learner, cases, reference, rtol, atol, compare)
+    forbid = _check_iterable(forbid, "forbid")
     n = 0
-    for case in cases:
+    for i, case in enumerate(cases):
+        if isinstance(case, (str, bytes)) or not isinstance(case, (tuple, list)):
+            raise TypeError(f"cases[{i}] must be a tuple of arguments, got {type(case).__name__}")
         want = reference(*copy.deepcopy(case))
         got = learner_call(name, learner, *copy.deepcopy(case), forbid=forbid)
         ok = compare(got, want) if compare is not None else _same(got, want, rtol, atol)
@@ -224,6 +234,35 @@ def check(
         n += 1
     print(f"✓ {name}: {n} fresh cases agree with the reference.")
     return n
+
+
+def _check_name(name: Any) -> None:
+    if not _check.text(name, "name").strip():
+        raise ValueError("name must not be empty")
+
+
+def _check_iterable(x: Any, name: str) -> tuple:
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name} must be an iterable, got {type(x).__name__}")
+    return tuple(x)
+
+
+def _check_arguments(name: Any, learner: Any, cases: Any, reference: Any, rtol: Any, atol: Any,
+                     compare: Any) -> None:
+    _check_name(name)
+    if not callable(learner):
+        raise TypeError(f"learner must be callable, got {type(learner).__name__}")
+    if isinstance(cases, (str, bytes)) or not hasattr(cases, "__iter__"):
+        raise TypeError(f"cases must be an iterable of argument tuples, got {type(cases).__name__}")
+    if not callable(reference):
+        raise TypeError(f"reference must be callable, got {type(reference).__name__}")
+    for tol, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{tol} must be a real number, got {type(value).__name__} {value!r}")
+        if not 0 <= value < math.inf:
+            raise ValueError(f"{tol} must be a finite number >= 0, got {value}")
+    if compare is not None and not callable(compare):
+        raise TypeError(f"compare must be callable or None, got {type(compare).__name__}")
 
 
 def _rng(seed: int) -> np.random.Generator:

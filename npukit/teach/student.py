@@ -13,6 +13,9 @@ import copy
 import json
 import pathlib
 import re
+from typing import Any
+
+from .. import _check
 
 __all__ = [
     "strip_solutions",
@@ -37,10 +40,13 @@ def strip_solutions(source: str) -> str:
     """Replace each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block.
 
     The block, markers included, becomes ``raise NotImplementedError()`` at
-    the indentation of the ``BEGIN`` marker.
+    the indentation of the ``BEGIN`` marker. See the instructor guide
+    (chapters/instructor.md).
 
     Raises
     ------
+    TypeError
+        If ``source`` is not a string.
     ValueError
         If the markers are unbalanced.
 
@@ -52,6 +58,7 @@ def strip_solutions(source: str) -> str:
         raise NotImplementedError()
     <BLANKLINE>
     """
+    _check.text(source, "source")
     if source.count(BEGIN) != source.count(END):
         raise ValueError("source has unbalanced '### BEGIN SOLUTION' / '### END SOLUTION' markers")
     out = _SOLUTION_RE.sub(lambda m: f"{m.group('indent')}raise NotImplementedError()\n", source)
@@ -65,14 +72,25 @@ def make_student_notebook(nb: dict) -> dict:
 
     Cells tagged ``solution`` lose their solutions (and the ``hide-input`` tag
     that collapses them in the book); every code cell loses its outputs and
-    execution count; notebook-level widget state is removed.
+    execution count; notebook-level widget state is removed. See the
+    instructor guide (chapters/instructor.md).
 
     Raises
     ------
+    TypeError
+        If ``nb`` is not a dict with a list of cell dicts under ``"cells"``.
     ValueError
         If a ``solution`` cell has no markers, or a cell without the tag has
         markers (a solution that would leak into the student edition).
+
+    Examples
+    --------
+    >>> cell = {"cell_type": "code", "metadata": {"tags": ["solution"]}, "outputs": [1],
+    ...         "source": "### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION\\n"}
+    >>> make_student_notebook({"cells": [cell]})["cells"][0]["source"]
+    'raise NotImplementedError()\\n'
     """
+    _check_notebook(nb)
     nb = copy.deepcopy(nb)
     nb.get("metadata", {}).pop("widgets", None)
     for i, cell in enumerate(nb.get("cells", [])):
@@ -97,6 +115,8 @@ def make_student_notebook(nb: dict) -> dict:
 def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> list[pathlib.Path]:
     """Write the student edition of every lab notebook in ``src`` to ``out``.
 
+    See the instructor guide (chapters/instructor.md).
+
     Parameters
     ----------
     src : path
@@ -111,10 +131,21 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
 
     Raises
     ------
+    TypeError
+        If ``src`` or ``out`` is not a str or path.
+    ValueError
+        If ``out`` is an existing file.
     FileNotFoundError
         If ``src`` does not exist or holds no notebooks.
+
+    Examples
+    --------
+    >>> make_student_edition("labs", "student/")  # doctest: +SKIP
+    [PosixPath('student/01_tensors.ipynb'), ...]
     """
-    src, out = pathlib.Path(src), pathlib.Path(out)
+    src, out = _check.path(src, "src"), _check.path(out, "out")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out must be a folder, got the file {str(out)!r}")
     if not src.exists():
         raise FileNotFoundError(f"src {str(src)!r} does not exist")
     paths = [src] if src.is_file() else sorted(src.glob("*.ipynb"))
@@ -128,3 +159,12 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
         target.write_text(json.dumps(make_student_notebook(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(target)
     return written
+
+
+def _check_notebook(nb: Any) -> None:
+    _check.instance(nb, "nb", dict, "dict (a notebook's JSON)")
+    cells = nb.get("cells", [])
+    if not isinstance(cells, list):
+        raise TypeError(f"nb['cells'] must be a list of cells, got {type(cells).__name__}")
+    for i, cell in enumerate(cells):
+        _check.instance(cell, f"nb['cells'][{i}]", dict, "dict (a notebook cell)")
