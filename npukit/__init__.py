@@ -12,7 +12,8 @@ models           0. CameraNet, the running example, and its ONNX export
 train            0. training and scoring CameraNet
 tensors          1. Tensors are memory
 layouts          2. Layouts
-graphs           3. Graphs and the roofline
+graphs           3. Graphs and the roofline: what a graph costs
+rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
 gemm             4. GEMM and tiling
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
@@ -35,9 +36,9 @@ __version__ = "0.1.0"
 #: Chapter number → the module whose ``numbers(ctx)`` gives that chapter's rows
 #: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
 #: registers its module here.
-CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "graphs", 4: "gemm"}
+CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "gemm",
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm",
                "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
