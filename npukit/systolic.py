@@ -638,6 +638,11 @@ class Layer:
     kind: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
+        for attr in ("M", "N", "K", "count"):
+            _check.integer(getattr(self, attr), attr, minimum=1)
+        _check.integer(self.macs, "macs", minimum=0)
         if not self.macs:
             object.__setattr__(self, "macs", self.count * self.M * self.N * self.K)
 
@@ -1064,6 +1069,8 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     from . import tally
     from .gemm import largest_pointwise
 
+    if not isinstance(ctx, tally.Context):
+        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
     t = model_table(cameranet_layers(ctx.net), 32, 32, "ws")
     name, (M, N, K) = largest_pointwise(ctx.net)        # chapter 4's (M = c_out, N = pixels)
     big = estimate(N, M, K, 128, 128, "ws")               # here: M = pixels, N = filters
