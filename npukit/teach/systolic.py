@@ -16,7 +16,7 @@ import numpy as np
 
 from .core import CheckFailed, _rng, check
 
-__all__ = ["check_fold_cycles", "check_best_shape", "check_ws_busy"]
+__all__ = ["check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction"]
 
 _MAP = {"os": ("M", "N", "K"), "ws": ("K", "N", "M"), "is": ("K", "M", "N")}
 
@@ -211,3 +211,49 @@ def check_ws_busy(fn: Callable[[int, int, int], np.ndarray]) -> None:
         return True
 
     check("weight-stationary busy PEs", fn, cases, reference, compare=compare, forbid=_forbid())
+
+
+def check_utilization_prediction(fn: Callable[[], float], measured: Any, *, rtol: float = 0.25) -> None:
+    """Compare the learner's predicted utilization with one measured by the simulator.
+
+    ``fn()`` returns the prediction, a fraction in [0, 1] (worked out by hand
+    from the cycle convention; :mod:`npukit.systolic` may not be called).
+    ``measured`` is the :class:`npukit.systolic.Simulation` of the same layer.
+    The prediction passes if it is within ``rtol`` (relative) of the
+    measurement; otherwise the message shows where the cycles went, so the
+    gap can be explained.
+
+    Examples
+    --------
+    >>> from npukit.systolic import simulate
+    >>> sim = simulate(np.ones((16, 64), int), np.ones((64, 128), int), 128, 128, "ws")
+    >>> check_utilization_prediction(lambda: 0.02, sim)
+    ✓ utilization prediction: you predicted 2.00%, the simulator measured 2.02%.
+    """
+    from ..systolic import Simulation
+
+    if not isinstance(measured, Simulation):
+        raise TypeError(f"measured must be a systolic.Simulation, got {type(measured).__name__}")
+    from .core import learner_call
+
+    got = learner_call("utilization prediction", fn, forbid=_forbid())
+    try:
+        guess = float(got)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"utilization prediction: return a fraction such as 0.05, got {got!r}") from None
+    truth = measured.utilization
+    if guess > 1.0:
+        raise CheckFailed(f"utilization prediction: {guess!r} is more than 1; give a fraction (0.05 for 5 %), "
+                          "not a percentage")
+    if abs(guess - truth) <= rtol * truth:
+        print(f"✓ utilization prediction: you predicted {guess:.2%}, the simulator measured {truth:.2%}.")
+        return
+    R, C, folds = measured.rows, measured.cols, len(measured.fold_cycles)
+    per_fold = measured.fold_cycles[0]
+    raise CheckFailed(
+        f"utilization prediction: you predicted {guess:.2%}, the simulator measured {truth:.2%} "
+        f"({measured.macs:,} MACs / ({R}×{C} PEs × {measured.last_cycle:,} cycles)).\n"
+        f"  Where the cycles went: {folds} fold(s) of {per_fold} cycles each; in a "
+        f"{measured.dataflow.upper()} fold only the stream part does work, while the preload, the skew fill "
+        f"({R - 1}) and the drain ({C - 1}) keep most PEs idle, and PEs that hold no data never work."
+    )
