@@ -21,6 +21,7 @@ __all__ = [
     "cycle_terms_figure",
     "aspect_figure",
     "layers_figure",
+    "layers_slider_figure",
 ]
 
 _NAMES = {"os": "output-stationary", "ws": "weight-stationary", "is": "input-stationary"}
@@ -299,10 +300,47 @@ def layers_figure(table: ModelTable) -> Any:
     share = [x.cycles / table.cycles for x in table.layers]
     fig = go.Figure(go.Bar(
         x=names, y=[x.utilization for x in table.layers], marker_color=viz.PALETTE[0],
-        text=[f"{s:.0%} of cycles" for s in share], textposition="outside", textfont=dict(size=10),
-        hovertemplate="%{x}<br>utilization %{y:.1%}<br>%{text}<extra></extra>",
+        text=[f"{s:.0%}" if s >= 0.01 else f"{s:.1%}" for s in share], textposition="outside",
+        textfont=dict(size=11),
+        hovertemplate="%{x}<br>utilization %{y:.1%}<br>%{text} of the cycles<extra></extra>",
     ))
     fig.add_hline(y=table.utilization, line=dict(color=viz.PALETTE[3], dash="dash"),
-                  annotation_text=f"whole network {table.utilization:.1%}", annotation_position="top left")
-    fig.update_layout(yaxis=dict(title="utilization", tickformat=".0%", range=[0, 1.12]), xaxis_tickangle=-35)
-    return viz.style(fig, height=460, title=f"{table.rows}×{table.cols} array, {_NAMES[table.dataflow]}")
+                  annotation_text=f"whole network {table.utilization:.1%}", annotation_position="top right")
+    fig.update_layout(yaxis=dict(title="utilization (label: share of cycles)", tickformat=".0%", range=[0, 1.12]),
+                      xaxis_tickangle=-35)
+    fig = viz.style(fig, height=520, title=f"{table.rows}×{table.cols} array, {_NAMES[table.dataflow]}")
+    fig.update_layout(margin=dict(b=170))
+    return fig
+
+
+def layers_slider_figure(tables: Sequence[ModelTable], labels: Sequence[str]) -> Any:
+    """:func:`layers_figure` for several arrays under one slider (the static form of a live control).
+
+    Parameters
+    ----------
+    tables : sequence of ModelTable
+        One per slider position.
+    labels : sequence of str
+        The slider's labels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`layers_figure` and :func:`npukit.viz.slider_figure`.
+
+    Examples
+    --------
+    >>> from npukit.systolic import model_table, resnet18_layers
+    >>> ts = [model_table(resnet18_layers(), n, n, "ws") for n in (16, 32)]
+    >>> len(layers_slider_figure(ts, ["16×16", "32×32"]).layout.sliders[0].steps)
+    2
+    """
+    fig = viz.slider_figure([layers_figure(t) for t in _check.sequence(list(tables), "tables")], labels,
+                            prefix="array: ", height=600)
+    fig.update_layout(margin=dict(b=260))
+    fig.layout.sliders[0].pad = dict(t=190)
+    return fig

@@ -16,4 +16,6 @@ CASES = [
     bad(f.cycle_terms_figure, {"x": 1}, exc=TypeError, names="estimates['x']"),
     bad(f.aspect_figure, [], exc=TypeError, names="sweeps"),
     bad(f.layers_figure, [], exc=TypeError, names="table"),
+    bad(f.layers_slider_figure, [], [], names="figures"),
+    bad(f.layers_slider_figure, [1], ["a"], exc=TypeError, names="table"),
 ]
