@@ -98,6 +98,10 @@ def check_fold_cycles(fn: Callable[[int, int, int, int, int, str], int]) -> None
         if isinstance(got, (int, np.integer)) and not isinstance(got, bool) and int(got) == want:
             return True
         M, N, K, R, C, df = case = current[0]
+        if isinstance(got, float) and got == want:
+            raise CheckFailed(f"fold cycles: for M={M}, N={N}, K={K} on a {R}×{C} array, dataflow {df!r}, the "
+                              f"value is right but a float ({got!r}); cycles are whole numbers: return an int "
+                              "(ceil(a / b) is -(-a // b) in integer arithmetic)")
         raise CheckFailed(f"fold cycles: wrong answer for M={M}, N={N}, K={K} on a {R}×{C} array, "
                           f"dataflow {df!r}: expected {want}, got {got!r}.\n  Hint: {_cycle_hint(case, got, want)}")
 
