@@ -341,6 +341,24 @@ def estimate_conv(ifmap_h: int, ifmap_w: int, filt_h: int, filt_w: int, channels
                   stride: int, rows: int, cols: int, dataflow: str = "ws") -> Estimate:
     """:func:`estimate` of a convolution given as a SCALE-Sim topology row (see :func:`conv_dims`).
 
+    Parameters
+    ----------
+    ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride : int
+        The layer, as :func:`conv_dims` takes it.
+    rows, cols : int
+        Array size.
+    dataflow : str
+        ``"os"``, ``"ws"`` or ``"is"``.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`conv_dims` and :func:`estimate`.
+
     Examples
     --------
     >>> estimate_conv(9, 9, 3, 3, 4, 6, 1, rows=4, cols=4, dataflow="os").cycles
@@ -864,6 +882,24 @@ def peak_tops(rows: int, cols: int, clock_hz: float, ops_per_mac: int = 2) -> fl
 
     Vendors count a MAC as two operations (a multiply and an add).
 
+    Parameters
+    ----------
+    rows, cols : int
+        Array size.
+    clock_hz : float
+        Clock frequency in hertz.
+    ops_per_mac : int
+        Operations counted per MAC (2 in datasheets; 1 gives tera-MACs/s).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-positive size, clock or ``ops_per_mac``.
+
     Examples
     --------
     >>> round(peak_tops(128, 128, 1e9), 2)            # 16,384 MACs per cycle at 1 GHz
@@ -880,6 +916,24 @@ def array_machine(rows: int, cols: int, clock_hz: float, dram_bandwidth: float) 
 
     The peak is ``2 · rows · cols · clock`` operations per second; the
     bandwidth is given in bytes per second.
+
+    Parameters
+    ----------
+    rows, cols : int
+        Array size.
+    clock_hz : float
+        Clock frequency in hertz.
+    dram_bandwidth : float
+        DRAM bandwidth in bytes per second.
+
+    Returns
+    -------
+    npukit.graphs.MachineSpec
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-positive size, clock or bandwidth.
 
     Examples
     --------
@@ -899,6 +953,23 @@ def dram_bytes(M: int, N: int, K: int, itemsize: int = 1, out_itemsize: int = 4)
 
     What an array whose SRAM holds a layer's operands (double buffered, so
     loads overlap compute) must still move from and to DRAM.
+
+    Parameters
+    ----------
+    M, N, K : int
+        GEMM dimensions.
+    itemsize, out_itemsize : int
+        Bytes per element of ``A`` and ``B``, and of ``C``.
+
+    Returns
+    -------
+    int
+        ``(M·K + K·N)·itemsize + M·N·out_itemsize``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-integer or non-positive arguments.
 
     Examples
     --------

@@ -320,3 +320,54 @@ def test_numbers_rows():
 
     rows = systolic.numbers(tally.Context())
     assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
+
+
+# ---- the lab's checkers ------------------------------------------------------------
+
+
+def test_checkers_refuse_the_library_and_catch_wrong_answers():
+    from npukit import teach
+    from npukit.teach.core import CheckFailed, NotAttempted
+
+    def library(M, N, K, rows, cols, dataflow):
+        return systolic.estimate(M, N, K, rows, cols, dataflow).cycles
+
+    with pytest.raises(CheckFailed, match="npukit.systolic"):
+        teach.check_fold_cycles(library)
+
+    def off_by_one(M, N, K, rows, cols, df):
+        return _events(M, N, K, rows, cols, df)[0]          # the count of cycles, not the last index
+
+    with pytest.raises(CheckFailed, match="last busy cycle"):
+        teach.check_fold_cycles(off_by_one)
+
+    def todo(*args):
+        raise NotImplementedError()
+
+    for checker in (teach.check_fold_cycles, teach.check_best_shape, teach.check_ws_busy):
+        with pytest.raises(NotAttempted):
+            checker(todo)
+
+    def square(M, N, K, pes, df):
+        r = 2 ** (pes.bit_length() // 2)
+        return r, pes // r
+
+    with pytest.raises(CheckFailed, match="best shape"):
+        teach.check_best_shape(square)
+
+    def no_preload(M, K, N):
+        busy = np.zeros(K + N + M - 2, int)
+        for m in range(M):
+            for r in range(K):
+                for c in range(N):
+                    busy[m + r + c] += 1
+        return busy
+
+    with pytest.raises(CheckFailed, match="cycles"):
+        teach.check_ws_busy(no_preload)
+    sim = simulate(np.ones((16, 64), int), np.ones((64, 128), int), 128, 128, "ws")
+    with pytest.raises(CheckFailed, match="Where the cycles went"):
+        teach.check_utilization_prediction(lambda: 0.5, sim)
+    with pytest.raises(CheckFailed, match="npukit.systolic"):
+        teach.check_utilization_prediction(lambda: estimate(16, 128, 64, 128, 128, "ws").utilization, sim)
+    teach.check_utilization_prediction(lambda: 131072 / (128 * 128 * 397), sim)

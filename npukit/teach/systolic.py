@@ -252,12 +252,16 @@ def check_utilization_prediction(fn: Callable[[], float], measured: Any, *, rtol
     if abs(guess - truth) <= rtol * truth:
         print(f"✓ utilization prediction: you predicted {guess:.2%}, the simulator measured {truth:.2%}.")
         return
-    R, C, folds = measured.rows, measured.cols, len(measured.fold_cycles)
-    per_fold = measured.fold_cycles[0]
+    R, C, folds, df = measured.rows, measured.cols, len(measured.fold_cycles), measured.dataflow
+    M, N = measured.product.shape
+    K = measured.macs // (M * N)
+    size = {"M": M, "N": N, "K": K}
+    s_r, s_c, t = (size[x] for x in _MAP[df])
+    pre = 0 if df == "os" else R
     raise CheckFailed(
         f"utilization prediction: you predicted {guess:.2%}, the simulator measured {truth:.2%} "
         f"({measured.macs:,} MACs / ({R}×{C} PEs × {measured.last_cycle:,} cycles)).\n"
-        f"  Where the cycles went: {folds} fold(s) of {per_fold} cycles each; in a "
-        f"{measured.dataflow.upper()} fold only the stream part does work, while the preload, the skew fill "
-        f"({R - 1}) and the drain ({C - 1}) keep most PEs idle, and PEs that hold no data never work."
+        f"  Where the cycles went: {folds} fold(s), each preload {pre} + fill {R - 1} + stream {t} + drain {C - 1} "
+        f"= {pre + R + C + t - 2} cycles, and the layer's {_MAP[df][0]} × {_MAP[df][1]} = {s_r} × {s_c} fills "
+        f"{min(s_r, R) * min(s_c, C):,} of the {R * C:,} PEs of a fold. Only the stream does work."
     )
