@@ -759,7 +759,8 @@ def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-c
             out.append(Layer(r["layer"], M, c_out, k2 * c_out, macs=r["macs"], kind="depthwise"))
         else:
             out.append(Layer(r["layer"], M, c_out, k2 * layer.cin, kind=r["kind"]))
-        assert out[-1].macs == r["macs"], r  # the lowering does exactly the layer's MACs
+        if out[-1].macs != r["macs"]:  # the lowering must do exactly the layer's MACs
+            raise RuntimeError(f"cameranet_layers: {r['layer']} lowers to {out[-1].macs} MACs, the layer has {r['macs']}")
     return out
 
 
