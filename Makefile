@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights
+.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
@@ -23,6 +23,7 @@ help:
 	@echo "make lab     - open JupyterLab on the labs"
 	@echo "make student - write the student edition of the labs to student/"
 	@echo "make bench   - measure the performance goals side by side"
+	@echo "make scalesim-check - run SCALE-Sim 3.0.0 (own venv) and compare systolic.estimate with it"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +50,7 @@ book: $(STAMP) $(CACHE_STAMP)
 # ---- tests ------------------------------------------------------------------
 test: $(STAMP)
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory scalesim-check
 	$(MAKE) --no-print-directory labs
 	$(MAKE) --no-print-directory chapters
 	$(MAKE) --no-print-directory student-test
@@ -77,6 +79,29 @@ browser-check: $(STAMP)
 		echo "!! Install it with: apt-get install chromium   (.ci/run does this).    !!"; \
 		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	fi
+
+# ---- SCALE-Sim cross-check (chapter 5) ----------------------------------------------
+# SCALE-Sim 3.0.0 needs numpy<2.4 and pulls numba, pandas and matplotlib, so it
+# lives in a virtual environment of its own, installed once (stamp file).
+# scalesim-check runs it on small GEMM and conv layers (about 15 s) and compares
+# npukit.systolic.estimate with its output; scalesim-reference rewrites the
+# committed copy of that output, which the unit tests compare against.
+SSVENV  := .venv-scalesim
+SSSTAMP := $(SSVENV)/.installed
+SSREF   := tests/data/scalesim_reference.json
+
+$(SSSTAMP):
+	@test -x $(SSVENV)/bin/python || $(PYTHON) -m venv $(SSVENV)
+	$(SSVENV)/bin/python -m pip install --quiet "scalesim==3.0.0" "numpy<2.4"
+	@touch $(SSSTAMP)
+
+scalesim-check: $(STAMP) $(SSSTAMP)
+	@mkdir -p _build
+	$(SSVENV)/bin/python tools/scalesim_reference.py _build/scalesim_live.json
+	SCALESIM_REFERENCE=_build/scalesim_live.json $(PYTEST) -q tests/test_systolic.py -k scalesim
+
+scalesim-reference: $(SSSTAMP)
+	$(SSVENV)/bin/python tools/scalesim_reference.py $(SSREF)
 
 # ---- authoring helpers --------------------------------------------------------
 # Run one chapter under pytest: make chapter CH=chapters/01_tensors.md

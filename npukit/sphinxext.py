@@ -52,6 +52,7 @@ def figure_html(fig: Any) -> str:
         full_html=False,
         div_id=f"plotly-{digest}",
         validate=False,
+        auto_play=False,  # an animation waits for its play button
         config={"displaylogo": False, "responsive": True},
     )
     return f'<div class="{MARKER_CLASS}">{body}</div>'

@@ -39,6 +39,9 @@ ARGS = [
     "--disable-sync",
 ]
 SKIP = {"genindex.html", "search.html"}
+#: Pages with an animation, and the fewest frames each must have (a figure whose
+#: frames were lost would still draw, so the count is checked).
+MIN_FRAMES = {"chapters/05_systolic.html": 100, "labs/05_systolic.html": 100}
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -111,6 +114,8 @@ def check_page(context, base: str, rel: str) -> tuple[list[str], int, dict]:
     if drawn != figures:
         problems.append(f"{figures - drawn} of {figures} plotly figures not drawn")
     interactive = page.evaluate(_MOVE_SLIDERS)
+    if interactive["frames"] < MIN_FRAMES.get(rel, 0):
+        problems.append(f"{interactive['frames']} animation frames, expected at least {MIN_FRAMES[rel]}")
     if interactive["broken"]:
         problems.append(f"{interactive['broken']} interactive figures failed when their slider moved")
     page.close()

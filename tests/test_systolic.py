@@ -1,0 +1,373 @@
+"""Tests of npukit.systolic against independent references.
+
+* ``estimate`` against numbers worked out by hand, against a brute-force
+  event model written here, and against SCALE-Sim 3.0.0's own output
+  (tests/data/scalesim_reference.json, written by ``make scalesim-reference``;
+  ``make scalesim-check`` runs SCALE-Sim afresh and points
+  ``SCALESIM_REFERENCE`` at the new file);
+* ``simulate`` against ``numpy.matmul`` (exact for integers) on random shapes
+  larger and smaller than the array, and its per-fold cycles against the
+  convention.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npukit import systolic
+from npukit.systolic import DATAFLOWS, estimate, simulate
+
+REFERENCE = Path(os.environ.get("SCALESIM_REFERENCE", Path(__file__).parent / "data" / "scalesim_reference.json"))
+
+
+# ---- an independent model: when does each MAC happen? ------------------------------
+
+
+def _events(M: int, N: int, K: int, R: int, C: int, df: str) -> tuple[int, int]:
+    """(cycles, last busy cycle) by listing every fold and the cycle of each MAC in it.
+
+    A fold's PEs at (r, c) see stream element s at ``pre + s + r + c``; the
+    schedule gives every fold the slot of a full R × C fold (its last MAC
+    position), then the next fold starts.
+    """
+    rows_dim, cols_dim, T = {"os": (M, N, K), "ws": (K, N, M), "is": (K, M, N)}[df]
+    pre = 0 if df == "os" else R
+    start = last = 0
+    for _ in range(math.ceil(rows_dim / R)):
+        for _ in range(math.ceil(cols_dim / C)):
+            slot = pre + (T - 1) + (R - 1) + (C - 1) + 1      # cycles until the full fold's last MAC, inclusive
+            last = start + slot - 1
+            start += slot
+    return start, last
+
+
+# ---- estimate ----------------------------------------------------------------------
+
+
+def test_estimate_by_hand():
+    # WS, 4×6 array, M,N,K = 10,7,9: K over rows -> 3 folds, N over cols -> 2 folds;
+    # per fold 4 (preload) + 3 (fill) + 10 (stream) + 5 (drain) = 22; 6·22 - 1 = 131.
+    e = estimate(10, 7, 9, 4, 6, "ws")
+    assert (e.row_folds, e.col_folds, e.per_fold, e.cycles) == (3, 2, 22, 131)
+    # OS, same: M over rows (3 folds), N over cols (2); per fold 4+6+9-2 = 17; 6·17 - 1 = 101.
+    e = estimate(10, 7, 9, 4, 6, "os")
+    assert (e.folds, e.per_fold, e.cycles, e.preload) == (6, 17, 101, 0)
+    # IS: K over rows (3), M over cols (2); per fold 8+6+7-2 = 19; 6·19 - 1 = 113.
+    e = estimate(10, 7, 9, 4, 6, "is")
+    assert (e.folds, e.per_fold, e.cycles) == (6, 19, 113)
+    # A problem that fits: 1 fold of a 1×1 array, WS: 1 + 0 + M + 0 = M + 1 cycles, minus one.
+    assert estimate(5, 1, 1, 1, 1, "ws").cycles == 5
+    # utilization = MNK / (cycles·R·C); mapping efficiency = used PEs over folds
+    e = estimate(10, 7, 9, 4, 6, "ws")
+    assert e.utilization == pytest.approx(630 / (131 * 24))
+    assert e.mapping_efficiency == pytest.approx((9 * 7) / (6 * 24))
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 70), st.integers(1, 70), st.integers(1, 70), st.integers(1, 20), st.integers(1, 20),
+       st.sampled_from(DATAFLOWS))
+def test_estimate_matches_event_model(M, N, K, R, C, df):
+    e = estimate(M, N, K, R, C, df)
+    cycles, last = _events(M, N, K, R, C, df)
+    assert e.cycles == last and e.folds * e.per_fold == cycles
+    assert e.preload + e.fill + e.stream + e.drain == e.per_fold
+    assert 0 < e.mapping_efficiency <= 1
+    if R * C > 1 or df != "os":      # a 1×1 OS array does one MAC per cycle: MNK/(MNK - 1) > 1, see estimate
+        assert 0 < e.utilization <= 1
+        assert e.utilization <= e.mapping_efficiency + 1e-12      # idle fill/drain can only lose
+
+
+def test_is_is_ws_of_the_transpose():
+    # Cᵀ = Bᵀ·Aᵀ: input-stationary on (M, N, K) is weight-stationary on (N, M, K)
+    for M, N, K in [(10, 7, 9), (1, 30, 3), (64, 5, 17)]:
+        a, b = estimate(M, N, K, 8, 4, "is"), estimate(N, M, K, 8, 4, "ws")
+        assert (a.cycles, a.folds, a.mapping_efficiency) == (b.cycles, b.folds, b.mapping_efficiency)
+
+
+def test_conv_dims_and_estimate_conv():
+    assert systolic.conv_dims(9, 9, 3, 3, 4, 6, 1) == (49, 6, 36)
+    # stride 3 on 10: SCALE-Sim's ceil counts 4 rows, a framework's floor((10-3)/3)+1 = 3
+    assert systolic.conv_dims(10, 10, 3, 3, 2, 8, 3) == (16, 8, 18)
+    # input (Ho-1)·S + Fh gives Ho under both conventions
+    for ho, s, f in [(7, 2, 3), (56, 1, 3), (112, 2, 7), (28, 2, 1)]:
+        h = (ho - 1) * s + f
+        assert systolic.conv_dims(h, h, f, f, 1, 1, s)[0] == ho * ho == ((h - f) // s + 1) ** 2
+    assert systolic.estimate_conv(9, 9, 3, 3, 4, 6, 1, 4, 4, "os") == estimate(49, 6, 36, 4, 4, "os")
+
+
+# ---- estimate against SCALE-Sim itself ------------------------------------------------
+
+
+def _scalesim_cases():
+    doc = json.loads(REFERENCE.read_text())
+    for case in doc["cases"]:
+        if case["kind"] == "gemm":
+            yield case, [(case["M"], case["N"], case["K"], case)]
+        else:
+            ch = 1 if case["depthwise"] else case["channels"]
+            dims = systolic.conv_dims(case["ifmap_h"], case["ifmap_w"], case["filt_h"], case["filt_w"], ch,
+                                      case["filters"], case["stride"])
+            yield case, [(*dims, layer) for layer in case["layers"]]
+
+
+def test_scalesim_reference_is_version_3():
+    doc = json.loads(REFERENCE.read_text())
+    assert doc["scalesim_version"] == "3.0.0"
+    shapes = {(c["rows"], c["cols"]) for c in doc["cases"]}
+    assert any(r == c for r, c in shapes) and any(r < c for r, c in shapes) and any(r > c for r, c in shapes)
+    assert {c["dataflow"] for c in doc["cases"]} == set(DATAFLOWS)
+    assert {c["kind"] for c in doc["cases"]} == {"gemm", "conv"}
+
+
+def test_estimate_equals_scalesim():
+    n = 0
+    for case, layers in _scalesim_cases():
+        R, C, df = case["rows"], case["cols"], case["dataflow"]
+        for M, N, K, got in layers:
+            e = estimate(M, N, K, R, C, df)
+            where = f"{case['kind']} {case['name']} (M,N,K)=({M},{N},{K}) on {R}×{C} {df}"
+            assert got["stall_cycles"] == 0, where
+            assert e.cycles == got["cycles"], where
+            assert e.utilization == pytest.approx(got["utilization"], rel=1e-9), where
+            assert e.mapping_efficiency == pytest.approx(got["mapping_efficiency"], rel=1e-9), where
+            assert e.ifmap_sram_reads == got["ifmap_sram_reads"], where
+            assert e.filter_sram_reads == got["filter_sram_reads"], where
+            # SCALE-Sim 3.0.0 adds rows + cols to OS output writes per fold (bookkeeping, not data)
+            extra = e.folds * (R + C) if df == "os" else 0
+            assert e.ofmap_sram_writes + extra == got["ofmap_sram_writes"], where
+            n += 1
+    assert n >= 200
+
+
+def test_scalesim_runs_depthwise_per_channel():
+    # SCALE-Sim runs a "DP" layer as one single-channel layer per channel: the per-channel mapping
+    for case, layers in _scalesim_cases():
+        if case["kind"] == "conv" and case["depthwise"]:
+            assert len(layers) == case["channels"]
+            assert all(N == 1 and K == case["filt_h"] * case["filt_w"] for _, N, K, _ in layers)
+
+
+# ---- simulate ----------------------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 13), st.integers(1, 13), st.integers(1, 13), st.integers(1, 6), st.integers(1, 6),
+       st.sampled_from(DATAFLOWS), st.integers(0, 2**32 - 1))
+def test_simulate_is_exact(M, N, K, R, C, df, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-1000, 1000, size=(M, K))
+    B = rng.integers(-1000, 1000, size=(K, N))
+    s = simulate(A, B, R, C, df)
+    e = estimate(M, N, K, R, C, df)
+    assert s.product.dtype == np.int64 and np.array_equal(s.product, A @ B)
+    assert s.fold_cycles == [e.per_fold] * e.folds
+    assert s.last_cycle == e.cycles and s.macs == M * N * K
+    assert s.utilization == pytest.approx(e.utilization)
+
+
+@pytest.mark.parametrize("df", DATAFLOWS)
+def test_simulate_many_folds_and_int8(df):
+    rng = np.random.default_rng(7)
+    A = rng.integers(-128, 128, size=(37, 29), dtype=np.int8)      # ragged against 8×5
+    B = rng.integers(-128, 128, size=(29, 23), dtype=np.int8)
+    s = simulate(A, B, 8, 5, df)
+    assert np.array_equal(s.product, A.astype(np.int64) @ B.astype(np.int64))
+    assert len(s.fold_cycles) == estimate(37, 23, 29, 8, 5, df).folds > 10
+
+
+@pytest.mark.parametrize("df", DATAFLOWS)
+def test_simulate_floats(df):
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((9, 6)), rng.standard_normal((6, 11)).astype(np.float32)
+    with pytest.raises(TypeError):
+        simulate(A, rng.integers(0, 3, (6, 11)), 4, 4, df)
+    assert np.allclose(simulate(A, B, 4, 4, df).product, A @ B)
+
+
+@pytest.mark.parametrize("df", DATAFLOWS)
+def test_trace_is_consistent(df):
+    rng = np.random.default_rng(5)
+    M, N, K = 6, 5, 7
+    A, B = rng.integers(-5, 5, (M, K)), rng.integers(-5, 5, (K, N))
+    s = simulate(A, B, 3, 4, df, trace=True)
+    tr = s.trace
+    assert tr["busy"].shape == (s.cycles, 3, 4) and tr["a"].shape == (s.cycles, 3, 4, 2)
+    assert (tr["busy"].sum(axis=(1, 2)) == s.busy).all()
+    b = tr["busy"]
+    a, w, c = tr["a"][b], tr["b"][b], tr["c"][b]
+    # a busy PE multiplies A[m, k] by B[k, n] into C[m, n], and each (m, n, k) happens once
+    assert (a[:, 1] == w[:, 0]).all() and (a[:, 0] == c[:, 0]).all() and (w[:, 1] == c[:, 1]).all()
+    assert len({(x[0], y[1], x[1]) for x, y in zip(a, w)}) == M * N * K
+    # the preload phase (WS, IS) lasts `rows` cycles per fold and does no MACs
+    pre = tr["phase"] == 0
+    assert pre.sum() == (0 if df == "os" else 3 * len(s.fold_cycles))
+    assert not tr["busy"][pre].any()
+
+
+def test_busy_per_cycle_matches_event_count():
+    # one WS fold on a K×N array: PE (r, c) works on stream element m at cycle R + m + r + c
+    M, N, K = 9, 4, 3
+    s = simulate(np.ones((M, K), int), np.ones((K, N), int), K, N, "ws")
+    want = np.zeros(s.cycles, int)
+    for m in range(M):
+        for r in range(K):
+            for c in range(N):
+                want[K + m + r + c] += 1
+    assert (s.busy == want).all()
+
+
+def test_simulate_bad_inputs():
+    A = np.ones((3, 4), int)
+    with pytest.raises(ValueError, match="A's columns"):
+        simulate(A, np.ones((3, 4), int), 2, 2)
+    with pytest.raises(ValueError, match="dataflow"):
+        simulate(A, np.ones((4, 2), int), 2, 2, "xs")
+    with pytest.raises(ValueError, match="trace"):
+        simulate(np.ones((300, 300), int), np.ones((300, 300), int), 16, 16, trace=True)
+    with pytest.raises(TypeError, match="A must hold"):
+        simulate(A.astype(bool), np.ones((4, 2), bool), 2, 2)
+
+
+# ---- networks, peaks, appetite -----------------------------------------------------------
+
+
+def test_resnet18_layer_table():
+    layers = systolic.resnet18_layers()
+    assert sum(x.count for x in layers) == 21                    # 1 + 16 + 3 projections + fc
+    # He et al. 2016, Table 1: 1.8·10^9 multiply-adds for the 18-layer net
+    assert round(sum(x.macs for x in layers) / 1e9, 1) == 1.8
+    assert max(x.K for x in layers) == 9 * 512 and min(x.M for x in layers if x.kind == "3×3") == 49
+
+
+def test_cameranet_layers_match_summary():
+    from npukit.models import CameraNet, summary
+
+    net = CameraNet()
+    conv_macs = sum(r["macs"] for r in summary(net) if r["op"] in ("Conv", "Gemm"))
+    for mode in ("per-channel", "dense"):
+        layers = systolic.cameranet_layers(net, depthwise=mode)
+        assert sum(x.macs for x in layers) == conv_macs
+    dense = {x.name: x for x in systolic.cameranet_layers(net, depthwise="dense")}
+    assert dense["block1.dw"].M * dense["block1.dw"].N * dense["block1.dw"].K == 16 * dense["block1.dw"].macs
+    assert systolic.cameranet_layers(net, batch=4)[0].M == 4 * 256
+
+
+def test_model_table_totals():
+    layers = systolic.resnet18_layers()
+    t = systolic.model_table(layers, 16, 8, "os")
+    assert t.cycles == sum(x.count * estimate(x.M, x.N, x.K, 16, 8, "os").cycles for x in layers)
+    assert t.utilization == pytest.approx(t.macs / (128 * t.cycles))
+    sweep = systolic.aspect_sweep(layers, 64, "ws")
+    assert [(r, c) for r, c, _ in sweep] == [(1, 64), (2, 32), (4, 16), (8, 8), (16, 4), (32, 2), (64, 1)]
+
+
+def test_tops_and_machine():
+    assert systolic.peak_tops(128, 128, 1e9) == pytest.approx(32.768)
+    assert systolic.peak_tops(128, 128, 1e9, ops_per_mac=1) == pytest.approx(16.384)
+    m = systolic.array_machine(128, 128, 1e9, 50e9)
+    assert m.peak_flops == pytest.approx(32.768e12) and m.ridge == pytest.approx(32.768e12 / 50e9)
+    assert systolic.dram_bytes(4, 5, 6, itemsize=1, out_itemsize=4) == 24 + 30 + 80
+
+
+def _conflicts_by_hand(addresses, banks):
+    extra = 0
+    for row in addresses.tolist():
+        used = [a % banks for a in row if a >= 0]
+        if used:
+            extra += max(used.count(b) for b in set(used)) - 1
+    return extra
+
+
+@settings(max_examples=100)
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(1, 8), st.integers(0, 5), st.integers(1, 16))
+def test_bank_conflicts(M, K, R, pad, banks):
+    addr = systolic.feed_addresses(M, K, R, ld=K + pad)
+    for t in range(addr.shape[0]):                   # row r reads A[t - r, r]
+        for r in range(R):
+            m = t - r
+            want = m * (K + pad) + r if 0 <= m < M and r < K else -1
+            assert addr[t, r] == want
+    assert systolic.bank_conflicts(addr, banks) == _conflicts_by_hand(addr, banks)
+
+
+def test_padding_removes_bank_conflicts():
+    bad = systolic.bank_conflicts(systolic.feed_addresses(64, 17, 8), banks=8)        # 17 ≡ 1 (mod 8)
+    good = systolic.bank_conflicts(systolic.feed_addresses(64, 17, 8, ld=24), banks=8)  # 24 ≡ 0
+    assert bad > 0 and good == 0
+
+
+@settings(max_examples=100)
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 300), st.sampled_from(DATAFLOWS),
+       st.floats(0.5, 1000))
+def test_fold_timeline(M, N, K, df, bw):
+    e = estimate(M, N, K, 16, 16, df)
+    single, s_stall = systolic.fold_timeline(e, bw, double_buffer=False)
+    double, d_stall = systolic.fold_timeline(e, bw)
+    assert double <= single and 0 <= d_stall <= s_stall
+    assert single - s_stall == double - d_stall == e.folds * e.per_fold
+
+
+def test_numbers_rows():
+    from npukit import tally
+
+    rows = systolic.numbers(tally.Context())
+    assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
+
+
+# ---- the lab's checkers ------------------------------------------------------------
+
+
+def test_checkers_refuse_the_library_and_catch_wrong_answers():
+    from npukit import teach
+    from npukit.teach.core import CheckFailed, NotAttempted
+
+    def library(M, N, K, rows, cols, dataflow):
+        return systolic.estimate(M, N, K, rows, cols, dataflow).cycles
+
+    with pytest.raises(CheckFailed, match="npukit.systolic"):
+        teach.check_fold_cycles(library)
+
+    def off_by_one(M, N, K, rows, cols, df):
+        return _events(M, N, K, rows, cols, df)[0]          # the count of cycles, not the last index
+
+    with pytest.raises(CheckFailed, match="last busy cycle"):
+        teach.check_fold_cycles(off_by_one)
+
+    def todo(*args):
+        raise NotImplementedError()
+
+    for checker in (teach.check_fold_cycles, teach.check_best_shape, teach.check_ws_busy):
+        with pytest.raises(NotAttempted):
+            checker(todo)
+
+    def square(M, N, K, pes, df):
+        r = 2 ** (pes.bit_length() // 2)
+        return r, pes // r
+
+    with pytest.raises(CheckFailed, match="best shape"):
+        teach.check_best_shape(square)
+
+    def no_preload(M, K, N):
+        busy = np.zeros(K + N + M - 2, int)
+        for m in range(M):
+            for r in range(K):
+                for c in range(N):
+                    busy[m + r + c] += 1
+        return busy
+
+    with pytest.raises(CheckFailed, match="cycles"):
+        teach.check_ws_busy(no_preload)
+    sim = simulate(np.ones((16, 64), int), np.ones((64, 128), int), 128, 128, "ws")
+    with pytest.raises(CheckFailed, match="Where the cycles went"):
+        teach.check_utilization_prediction(lambda: 0.5, sim)
+    with pytest.raises(CheckFailed, match="npukit.systolic"):
+        teach.check_utilization_prediction(lambda: estimate(16, 128, 64, 128, 128, "ws").utilization, sim)
+    teach.check_utilization_prediction(lambda: 131072 / (128 * 128 * 397), sim)
