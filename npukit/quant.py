@@ -635,7 +635,7 @@ def _shift_round_half_even(total: np.ndarray, n: np.ndarray, zp: np.ndarray) -> 
 
 
 def _srdhm(a: np.ndarray, m0: np.ndarray) -> np.ndarray:
-    """gemmlowp's SaturatingRoundingDoublingHighMul: round(a·m0 / 2^31), ties away from zero."""
+    """gemmlowp's SaturatingRoundingDoublingHighMul: round(a·m0 / 2^31), ties toward +inf (its nudge)."""
     ab = a * m0
     nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
     s = ab + nudge
@@ -657,9 +657,10 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     ``rounding="half_even"`` rounds once, exactly, ties to even, on the value
     with the zero point added (what ONNX QLinearMatMul/QLinearConv's
     reference does). ``rounding="double"`` is gemmlowp's (and Jacob et al.'s)
-    two-step integer version: a rounding high multiply by ``M0`` and then a
-    rounding right shift, ties away from zero each time, the zero point added
-    after; it can differ by one step.
+    two-step integer version: a rounding high multiply by ``M0`` (ties toward
+    +inf) and then a rounding right shift (ties away from zero), the zero
+    point added after; the first rounding can push the second across a tie,
+    so it sometimes differs by one step.
 
     Parameters
     ----------
