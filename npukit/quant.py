@@ -328,6 +328,12 @@ class QParams:
     dtype: str
     axis: int | None = None
 
+    def __post_init__(self) -> None:
+        qrange(self.dtype)
+        s = np.asarray(self.scale)
+        if s.dtype.kind not in "fiu" or not (np.all(np.isfinite(s)) and np.all(s > 0)):
+            raise ValueError(f"scale must be finite and > 0, got {s.ravel()[:4]}")
+
     def quantize(self, x: np.ndarray) -> np.ndarray:
         """:func:`quantize` with these parameters."""
         return quantize(x, np.asarray(self.scale, np.float32), np.asarray(self.zero_point), self.dtype,
@@ -823,7 +829,10 @@ def qconv(x: np.ndarray, x_zero_point: Any, w: np.ndarray, w_zero_point: Any = 0
                          f"{x.shape}, {w.shape}")
     n, c, h, wd = x.shape
     m, cg, kh, kw = w.shape
-    wz = w.astype(np.float64) - np.asarray(w_zero_point, np.float64).reshape(-1, 1, 1, 1)
+    zw = np.asarray(w_zero_point)
+    if zw.dtype.kind not in "iu" or zw.size not in (1, m):
+        raise ValueError(f"w_zero_point must be an integer or one integer per output channel ({m}), got {zw.ravel()[:4]}")
+    wz = w.astype(np.float64) - zw.astype(np.float64).reshape(-1, 1, 1, 1)
     out = _conv(x.astype(np.float64) - float(x_zero_point), wz, stride, pad, groups)
     if bias is not None:
         bias = _int_operand(bias, "bias")
@@ -1344,6 +1353,8 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     from .data import shapes_dataset
     from .train import HELDOUT_SEED
 
+    if not isinstance(ctx, tally.Context):
+        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
     folded = graphs.fold_batchnorm(ctx.model)
     qdq = to_qdq(folded, shapes_dataset(128, seed=7)[0])
     images, labels = shapes_dataset(500, seed=HELDOUT_SEED)

@@ -17,6 +17,7 @@ TABLES = sorted(p.stem for p in (pathlib.Path(__file__).parent / "bad_inputs").g
 #: Public modules whose callables must each have a row (or an EXEMPT reason).
 MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "gemm", "tally", "viz", "measure",
            "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
+           "quant", "figures.quant",
            "teach.student"]
 
 #: Public callables that take no argument that can be wrong, with the reason.

@@ -68,7 +68,7 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     x = _check.finite(_check.as_array(x, "x"), "x").astype(np.float32).ravel()
     if x.size == 0:
         raise ValueError("x must not be empty")
-    bits = [_check.integer(b, "bits[i]", minimum=2) for b in _check.sequence(list(bits), "bits", min_length=1)]
+    bits = [_check.integer(b, "bits[i]", minimum=2) for b in _check.sequence(bits, "bits", min_length=1)]
     if max(bits) > 8:
         raise ValueError(f"bits must be at most 8, got {max(bits)}")
     centres, counts = _hist(x, 120, float(x.min()), float(x.max()))
@@ -182,7 +182,7 @@ def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]]
     """
     import plotly.graph_objects as go
 
-    layers = [str(v) for v in _check.sequence(list(layers), "layers", min_length=1)]
+    layers = [str(v) for v in _check.sequence(layers, "layers", min_length=1)]
     if not isinstance(series, dict) or not series:
         raise TypeError("series must be a non-empty dict of label -> values")
     fig = go.Figure()
