@@ -884,9 +884,9 @@ def to_float(x: np.ndarray, fmt: str, *, saturate: bool = False) -> np.ndarray:
     if not isinstance(fmt, str):
         raise TypeError(f"fmt must be a format name such as 'bfloat16', got {type(fmt).__name__}")
     mbits, emin, largest, overflow = FLOAT_FORMATS[_check.one_of(fmt, "fmt", tuple(FLOAT_FORMATS))]
-    a = x.astype(np.float64)
-    mag = np.abs(a)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):          # signalling NaNs warn when cast
+        a = x.astype(np.float64)
+        mag = np.abs(a)
         _, exp = np.frexp(np.where(np.isfinite(mag), mag, 1.0))       # mag = f·2^exp, f in [0.5, 1)
         ulp = np.ldexp(1.0, np.maximum(exp - 1, emin) - mbits)         # step of the binade (or of subnormals)
         r = np.rint(mag / ulp) * ulp                                   # exact in float64; ties to even
