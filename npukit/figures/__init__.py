@@ -9,6 +9,7 @@ layouts        2. Layouts
 graphs         3. Graphs and the roofline
 gemm           4. GEMM and tiling
 systolic       5. Systolic arrays
+quant          6. Quantization
 ============== ==========================================
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
@@ -23,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic")
+_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant")
 
 __all__ = list(_SUBMODULES)
 

@@ -12,11 +12,12 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import core, gemm, graphs, layouts, student, systolic, tensors
+from . import core, gemm, graphs, layouts, quant, student, systolic, tensors
 from .core import check
 from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul
 from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
+from .quant import check_calibration_prediction, check_channel_scales, check_quantize, check_requantize
 from .systolic import check_best_shape, check_fold_cycles, check_utilization_prediction, check_ws_busy
 from .student import make_student_edition, make_student_notebook, strip_solutions
 from .tensors import VIEW_OR_COPY_OPS, check_aligned_empty, check_reshape_view, check_strides, check_view_or_copy
@@ -28,5 +29,6 @@ __all__ = [
     "check_conv_macs", "check_attainable", "check_fold_bn", "check_live_peak",
     "check_tiled_matmul", "check_schedule_traffic", "check_best_tile",
     "check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction",
+    "quant", "check_quantize", "check_requantize", "check_channel_scales", "check_calibration_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
 ]

@@ -1,0 +1,23 @@
+"""Bad inputs for npukit.figures.quant."""
+
+import numpy as np
+from badinput import bad
+
+from npukit.figures import quant as fq
+from npukit.quant import choose_qparams
+
+A = np.float32([0.0, 1.0, 2.0])
+
+CASES = [
+    bad(fq.clipping_figure, [1.0, 2.0], exc=TypeError, names="x"),
+    bad(fq.clipping_figure, np.float32([np.nan]), names="x"),
+    bad(fq.clipping_figure, A, bits=(9,), names="bits"),
+    bad(fq.clipping_figure, A, bits=(1,), names="bits"),
+    bad(fq.clipping_figure, A, methods=("entropy",), names="method"),
+    bad(fq.weight_ranges_figure, np.zeros(0, np.float32), names="w"),
+    bad(fq.weight_ranges_figure, "w", exc=TypeError, names="w"),
+    bad(fq.calibration_figure, [], {}, exc=TypeError, names="samples"),
+    bad(fq.calibration_figure, {"a": A}, {"b": choose_qparams(A, "uint8", False)}, names="qparams"),
+    bad(fq.layer_error_figure, ["a"], {"x": [1.0, 2.0]}, names="series"),
+    bad(fq.layer_error_figure, "ab", {"x": [1.0]}, exc=TypeError, names="layers"),
+]
