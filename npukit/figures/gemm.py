@@ -417,6 +417,26 @@ def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, 
 # ---- locality, measured: a transpose --------------------------------------------------
 
 
+def _data_cache_bytes(level: int) -> int | None:
+    """The size of this CPU's level-``level`` data (or unified) cache, from Linux's sysfs (None elsewhere)."""
+    import glob
+
+    for path in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            with open(f"{path}/level") as f:
+                lev = int(f.read())
+            with open(f"{path}/type") as f:
+                kind = f.read().strip()
+            with open(f"{path}/size") as f:
+                text = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if lev == level and kind in ("Data", "Unified"):
+            scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+            return int(text.rstrip("KMG")) * scale
+    return None
+
+
 @dataclass(frozen=True)
 class Transposes:
     """A plain copy, a naive and blocked transposes of an ``n×n`` array (see :func:`transposes`).

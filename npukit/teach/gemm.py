@@ -447,9 +447,9 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     """Compare the learner's predicted time of a tiled product with the time the lab measured.
 
     ``fn()`` returns the prediction in seconds, worked out before the
-    measurement from the fixed cost of one tile step (``t_step``, measured
-    with 1×1×1 tiles) and the number of steps of ``tile`` on an ``n³``
-    product. It passes within ``rtol`` (relative) of ``measured``; otherwise
+    measurement from the cost of one tile step (``t_step``, measured on a
+    smaller product with the same tile) and the number of steps of ``tile``
+    on an ``n³`` product. It passes within ``rtol`` (relative) of ``measured``; otherwise
     the message explains the gap: a certain slip (a floor for a ceiling,
     milliseconds for seconds) is named, and the measured cost per step is
     set against ``t_step``. :mod:`npukit.gemm` is refused.
@@ -478,7 +478,7 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
         hint = "that looks like milliseconds; return seconds."
     else:
         hint = (f"the run took {measured / steps * 1e6:.2f} µs per step for the {steps} steps of tile {tile}, "
-                f"against {t_step * 1e6:.2f} µs for a 1×1×1 step: a step's cost is mostly fixed, and the "
-                "arithmetic of a small tile adds little.")
+                f"against the {t_step * 1e6:.2f} µs a step took when you measured t_step: a step's cost is mostly "
+                "fixed, and the arithmetic of a small tile adds little.")
     raise CheckFailed(f"{name}: you predicted {guess * 1e3:.3g} ms, the run measured {measured * 1e3:.3g} ms "
                       f"(more than {rtol:.0%} apart).\n  Hint: {hint}")
