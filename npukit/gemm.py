@@ -1,23 +1,19 @@
 """GEMM and tiling: the same multiply-adds, in an order that moves fewer transfers.
 
-Every convolution and fully connected layer can be lowered to one matrix
-product ``C[M×N] = A[M×K] · B[K×N]``: ``M·N·K`` multiply-accumulates (MACs),
-``2·M·N·K`` floating-point operations. The invariant this module teaches:
-*tiling never changes which MACs are done, only their order.* A tiled product
-equals the untiled one (bit for bit here: every order visits the k-tiles of an
-output tile in ascending order); the tile ``(bm, bn, bk)`` and the loop order
-change how much data crosses between DRAM and an on-chip buffer.
-
-Memory moves whole lines (a cache line, a DMA burst), not single bytes:
-:func:`traffic` charges every row of every tile the ``line``-byte transfers it
-touches, so a tile one element wide costs a full line per row (chapter 1's
-lesson). :func:`tiled_matmul` computes the product tile by tile,
+Every convolution and fully connected layer lowers to one matrix product
+``C[M×N] = A[M×K] · B[K×N]``: ``M·N·K`` multiply-accumulates (MACs). The
+invariant this module teaches: *tiling never changes which MACs are done, only
+their order* (here bit for bit: every order visits the k-tiles of an output
+tile in ascending order); the tile ``(bm, bn, bk)`` and the loop order change
+how much data crosses between DRAM and an on-chip buffer, and memory moves it
+in whole lines (a cache line, a DMA burst), so a tile one element wide costs a
+full line per row. :func:`tiled_matmul` computes the product tile by tile,
 :func:`traffic` and :func:`compulsory` count the bytes a schedule transfers,
 :func:`best_tile` picks the tile that transfers the fewest. ``itemsize`` is the
 element size of ``A`` and ``B``; ``c_itemsize`` that of ``C``, **equal to**
 ``itemsize`` **unless given** (4 for INT8 inputs with INT32 accumulators). The
-chapter's speed measurements (the GFLOP/s ladder, where a tiled product's time
-goes) are in :mod:`npukit.figures.gemm`, beside the figures that draw them.
+chapter's speed measurements are in :mod:`npukit.figures.gemm`, beside the
+figures that draw them.
 
 See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 """
@@ -186,13 +182,12 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
                 for p in range(0, K, bk):    # k: the reduction
                     C[i:i+bm, j:j+bn] += A[i:i+bm, p:p+bk] @ B[p:p+bk, j:j+bn]
 
-    Each step is one ``numpy.matmul`` that reads its A- and B-tiles in place
-    (views, no copies). The first k-step of an output tile writes straight
-    into ``C`` (``out=``); later ones go to one scratch tile, allocated once,
-    and are added into ``C`` in place: NumPy's matmul cannot add into its
-    output, so that addition is a pass over the C-tile per k-step. Edge
-    tiles are ragged (cut to what is left). See chapter 4, "GEMM and tiling"
-    (chapters/04_gemm.md), which measures where the time of each step goes.
+    Each step is one ``numpy.matmul`` on views of the A- and B-tiles (no
+    copies). The first k-step of an output tile writes into ``C``
+    (``out=``); later ones go to one scratch tile and are added in place
+    (NumPy's matmul cannot add into its output). Edge tiles are ragged. See
+    chapter 4, "GEMM and tiling" (chapters/04_gemm.md), which measures where
+    the time of each step goes.
 
     Parameters
     ----------
@@ -232,8 +227,8 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
     (M, K), N = A.shape, B.shape[1]
     integer = A.dtype == np.int8
     if integer:
-        # int8·int8 products are below 2**14 in size and C sums K of them: every partial
-        # sum is an integer below 2**53, exact in float64, so C accumulates in float64.
+        # an int8·int8 product is at most 2**14 in size and C sums K of them: every partial
+        # sum is an integer far below 2**53, exact in float64, so C accumulates in float64.
         A, B = A.astype(np.float64), B.astype(np.float64)
     C = (np.zeros if K == 0 else np.empty)((M, N), dtype=A.dtype)
     scratch = np.empty((min(bm, M), min(bn, N)), dtype=A.dtype)
@@ -308,12 +303,8 @@ def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *,
     Returns
     -------
     int
-        ``(bm·bk + bk·bn)·itemsize + bm·bn·c_itemsize``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For non-integer or non-positive arguments.
+        ``(bm·bk + bk·bn)·itemsize + bm·bn·c_itemsize``; ``TypeError`` or
+        ``ValueError`` for non-integer or non-positive arguments.
 
     Examples
     --------
@@ -330,12 +321,10 @@ def footprint(M: int, N: int, K: int, tile: Sequence[int], itemsize: int = 4, *,
 
 
 def _row_lines(n: int, b: int, s: int, line: int) -> int:
-    """Lines one matrix row of ``n`` elements of ``s`` bytes costs when read as segments of ``b`` elements.
+    """Lines a row of ``n`` elements of ``s`` bytes (starting on a line) costs, read in segments of ``b``.
 
-    The row starts on a line boundary; the segment at column ``p`` covers
-    bytes ``[p·s, (p+b)·s)`` and so lines ``⌊p·s/line⌋ … ⌈(p+b)·s/line⌉ − 1``.
-    The segments' offsets in a line repeat every ``line / gcd(b·s, line)``
-    segments, so one period is summed and multiplied.
+    The segment at column ``p`` covers lines ``⌊p·s/line⌋ … ⌈(p+b)·s/line⌉ − 1``;
+    the offsets repeat every ``line / gcd(b·s, line)`` segments, so one period is summed.
     """
     b = min(b, n)
     full, rest = divmod(n, b)
@@ -368,30 +357,24 @@ def traffic(M: int, N: int, K: int, tile: Sequence[int], order: str = "mnk", ite
 
     The model (a schedule's *compulsory plus capacity* traffic, no caches):
 
-    * The buffer has one slot per operand (no double buffering). At each step
-      of the loop nest (tile indices, outermost first as in ``order``) the
-      A-tile ``(m, k)``, B-tile ``(k, n)`` and C-tile ``(m, n)`` must be
-      resident; a tile the previous step had stays free, any other is loaded.
-      So ``k`` innermost (``mnk``, ``nmk``) keeps C for a whole reduction,
-      ``n`` innermost (``mkn``, ``kmn``) keeps A, ``m`` (``nkm``, ``knm``) keeps
-      B. A loop that runs once evicts nothing.
+    * One buffer slot per operand. At each step of the loop nest (outermost
+      first as in ``order``) the A-tile ``(m, k)``, B-tile ``(k, n)`` and
+      C-tile ``(m, n)`` must be resident; a tile the previous step had stays,
+      any other is loaded. So ``k`` innermost keeps C for a whole reduction,
+      ``n`` innermost keeps A, ``m`` innermost keeps B.
     * ``C`` starts at zero on chip; a C-tile is written every time it leaves
       (evicted, or at the end) and read back when it returns.
-    * **Transfers are whole lines.** ``A``, ``B`` and ``C`` are row-major and
-      every row starts on a ``line``-byte boundary (rows padded to whole lines).
-      A tile is moved row by row, and each row segment costs every line it
-      touches: a segment of ``w`` elements starting at column ``p`` moves
-      ``⌈(p+w)·s/line⌉ − ⌊p·s/line⌋`` lines. ``line=1`` counts bytes exactly
-      (as if each tile were stored contiguously, "pre-packed").
+    * **Transfers are whole lines.** The matrices are row-major, every row
+      starting on a ``line``-byte boundary, and a tile moves row by row: a
+      segment of ``w`` elements from column ``p`` costs ``⌈(p+w)·s/line⌉ −
+      ⌊p·s/line⌋`` lines. ``line=1`` counts bytes (tiles stored pre-packed).
 
     Each tile of an operand is loaded ``r`` times: the trip count of the loop
     the operand does not depend on if a loop inside it changes the operand's
-    tile, else 1. ``A`` costs ``r_A`` times the lines of one pass over its
-    tiles, ``B`` ``r_B`` times, ``C`` ``r_C`` times written and ``r_C − 1``
-    read back. Tiles whose widths ``bk·itemsize`` and ``bn·itemsize`` are
-    whole lines make one pass cost exactly the (padded) matrix: all ``r = 1``
-    is then :func:`compulsory`. See chapter 4, "GEMM and tiling"
-    (chapters/04_gemm.md).
+    tile, else 1. ``A`` costs ``r_A`` passes over its tiles, ``B`` ``r_B``,
+    ``C`` ``r_C`` written and ``r_C − 1`` read back. With rows of whole lines
+    one pass costs the padded matrix, and all ``r = 1`` is :func:`compulsory`.
+    See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -401,12 +384,10 @@ def traffic(M: int, N: int, K: int, tile: Sequence[int], order: str = "mnk", ite
         ``(bm, bn, bk)``, each >= 1.
     order : str
         One of :data:`ORDERS`, outermost loop first.
-    itemsize, c_itemsize : int
-        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
+    itemsize, c_itemsize, line : int
+        Bytes per element of ``A`` and ``B``, of ``C`` (default: ``itemsize``), and per transfer.
     buffer_bytes : int, optional
         If given, the buffer the tile must fit (see :func:`footprint`).
-    line : int
-        Bytes per transfer (a cache line or DMA burst), >= 1.
 
     Returns
     -------
@@ -468,20 +449,14 @@ def compulsory(M: int, N: int, K: int, itemsize: int = 4, *, c_itemsize: int | N
     ----------
     M, N, K : int
         GEMM dimensions, each >= 1.
-    itemsize, c_itemsize : int
-        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
-    line : int
-        Bytes per transfer, >= 1.
+    itemsize, c_itemsize, line : int
+        Bytes per element of ``A`` and ``B``, of ``C`` (default: ``itemsize``), and per transfer.
 
     Returns
     -------
     Traffic
         With ``c_read = 0``; its ``footprint`` is the whole problem's bytes.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For non-integer or non-positive arguments.
+        ``TypeError`` or ``ValueError`` for non-integer or non-positive arguments.
 
     Examples
     --------
@@ -521,7 +496,7 @@ class _Grid:
         self.dims, self.unit, self.isz, self.csz, self.buf = dims, unit, isz, csz, buf
         self.units = {d: -(-dims[d] // unit[d]) for d in "mnk"}  # the dimension, in units
 
-    def small(self, d: str) -> int:
+    def small(self, d: str) -> int:  # the narrowest allowed tile
         return min(self.unit[d], self.dims[d])
 
     def count(self, d: str, b: Any) -> Any:
@@ -601,12 +576,10 @@ def best_tile(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, orde
         GEMM dimensions, each >= 1, with ``M·N·K·(itemsize + c_itemsize) < 2⁶¹``.
     buffer_bytes : int
         On-chip buffer available for one A-, one B- and one C-tile.
-    itemsize, c_itemsize : int
-        Bytes per element of ``A`` and ``B``, and of ``C`` (default: ``itemsize``).
+    itemsize, c_itemsize, line : int
+        Bytes per element of ``A`` and ``B``, of ``C`` (default: ``itemsize``), and per transfer.
     order : str
         Loop order of the schedule (one of :data:`ORDERS`).
-    line : int
-        Bytes per transfer, >= 1.
 
     Returns
     -------
@@ -643,7 +616,8 @@ def best_tile(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, orde
                          "(keep M·N·K·(itemsize + c_itemsize) below 2**61)")
     if footprint(M, N, K, (M, N, K), isz, c_itemsize=csz) <= buf:
         return M, N, K
-    unit = {"m": 1, "k": line // math.gcd(line, isz), "n": math.lcm(line // math.gcd(line, isz), line // math.gcd(line, csz))}
+    per_line = {s: line // math.gcd(line, s) for s in (isz, csz)}  # elements in a whole number of lines
+    unit = {"m": 1, "k": per_line[isz], "n": math.lcm(per_line[isz], per_line[csz])}
     g = _Grid({"m": M, "n": N, "k": K}, unit, isz, csz, buf)
     if (need := footprint(M, N, K, (1, g.small("n"), g.small("k")), isz, c_itemsize=csz)) > buf:
         raise ValueError(f"buffer_bytes must hold at least the narrowest line-aligned tile "
@@ -667,10 +641,9 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
 
     Follows the contract of :mod:`npukit.tally`. For the layer
     :func:`largest_pointwise` finds in ``ctx.net``, at the batch of
-    ``ctx.images``: its GEMM dimensions and MACs, and the DRAM traffic (in
-    64-byte lines) of the best tile for ``ctx.npu_buffer`` bytes (INT8
-    operands with INT32 accumulators, as on an NPU) against the compulsory
-    minimum. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    ``ctx.images``: its GEMM dimensions and MACs, and the DRAM traffic (64-byte
+    lines, INT8 operands, INT32 accumulators) of the best tile for
+    ``ctx.npu_buffer`` bytes against the compulsory minimum. See chapter 4.
 
     Examples
     --------
