@@ -195,6 +195,7 @@ def test_cheat_copies_and_derived_arrays_stay_watched():
                   lambda A, B, t: (A * 1.0) @ (B + 0.0),
                   lambda A, B, t: np.pad(A, 0) @ np.pad(B, 0),
                   lambda A, B, t: A.copy() @ B.T.T,
+                  lambda A, B, t: A.__array__() @ np.frombuffer(B, B.dtype).reshape(B.shape),
                   lambda A, B, t: (A.base if A.base is not None else A) @ B):
         with pytest.raises(AssertionError, match="every product must be"):
             teach.check_tiled_matmul(cheat)
@@ -347,3 +348,15 @@ def test_time_prediction():
     with pytest.raises(AssertionError, match=r"npukit\.gemm"):
         teach.check_time_prediction(lambda: gemm.footprint(8, 8, 8, (8, 8, 8)) * 1e-6, 2.2e-3, n=100,
                                     tile=(8, 8, 8), t_step=1e-6)
+
+
+measured_here = 2.1e-3
+
+
+def test_cheat_a_prediction_that_reads_the_measurement():
+    def predict():
+        return measured_here   # the measurement, not a prediction
+
+    with pytest.raises(AssertionError, match=r"reads the measurement \(measured_here\)"):
+        teach.check_time_prediction(predict, measured_here, n=100, tile=(8, 8, 8), t_step=1e-6)
+    assert measured_here == 2.1e-3  # put back

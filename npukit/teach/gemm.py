@@ -84,11 +84,14 @@ class _Watched(np.ndarray):
     def view(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         return _Watched.wrap(np.ndarray.view(self, *args, **kwargs))
 
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return _Watched.wrap(np.ndarray.__array__(self, *args, **kwargs))
+
 
 _Watched.refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
 
 #: NumPy functions that turn any array into a plain ``ndarray``; while a check runs they keep watching.
-_STRIPPERS = ("asarray", "array", "ascontiguousarray", "asfortranarray", "copy")
+_STRIPPERS = ("asarray", "array", "ascontiguousarray", "asfortranarray", "copy", "frombuffer")
 
 
 def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
@@ -462,7 +465,19 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     name = "time prediction"
     if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:
         raise TypeError(f"measured must be a time in seconds (a number > 0), got {measured!r}")
-    got = learner_call(name, fn, forbid=_forbid())
+    space = getattr(fn, "__globals__", {})  # a prediction comes before the measurement: hide it while fn runs
+    hidden = {k: v for k, v in list(space.items()) if isinstance(v, float) and v == measured}
+    for k in hidden:
+        del space[k]
+    try:
+        got = learner_call(name, fn, forbid=_forbid())
+    except (NameError, CheckFailed) as exc:
+        if hidden and "NameError" in f"{type(exc).__name__} {exc}":
+            raise CheckFailed(f"{name}: your function reads the measurement ({', '.join(hidden)}); a prediction "
+                              "is worked out before measuring, from t_step and the number of steps.") from None
+        raise
+    finally:
+        space.update(hidden)
     try:
         guess = float(got)
     except (TypeError, ValueError):
