@@ -53,6 +53,15 @@ def _timing(repeat: Any, warmup: Any, seed: Any) -> tuple[int, int, np.random.Ge
     return repeat, warmup, np.random.default_rng(_check.integer(seed, "seed", minimum=0))
 
 
+def _fastest(fn: Callable[[], Any], repeat: int, number: int = 1) -> float:
+    """Seconds per call of ``fn``: the fastest of ``repeat`` timings of ``number`` calls, after one warm-up.
+
+    The fastest run is the least disturbed one on a machine shared with other work.
+    """
+    fn()
+    return min(measure.timeit(fn, repeat=1, warmup=0, number=number) for _ in range(repeat))
+
+
 def _seconds(values: Any, name: str, *, zero: bool = False) -> tuple[float, ...]:
     """``values`` as a tuple of finite times > 0 (or ≥ 0 with ``zero``)."""
     out = []
@@ -320,11 +329,11 @@ def _measure_tiling(n: int, sides: Sequence[int], repeat: int, seed: int) -> dic
     rng = np.random.default_rng(seed)
     A, B = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
     C = np.empty((n, n), np.float32)
-    med = lambda f, **kw: measure.timeit(f, repeat=repeat, warmup=1, **kw)  # noqa: E731
+    fastest = lambda f, **kw: _fastest(f, repeat, **kw)  # noqa: E731
     small = np.ones((16, 16), np.float32)
-    got: dict = {"numpy": med(lambda: np.matmul(A, B, out=C)),
-                 "step": med(lambda: tiled_matmul(small, small, (1, 1, 1))) / 16**3,
-                 "bandwidth": 2 * A.nbytes / med(lambda: np.copyto(C, A))}
+    got: dict = {"numpy": fastest(lambda: np.matmul(A, B, out=C)),
+                 "step": fastest(lambda: tiled_matmul(small, small, (1, 1, 1))) / 16**3,
+                 "bandwidth": 2 * A.nbytes / fastest(lambda: np.copyto(C, A))}
     for key in ("tiled", "python", "accumulate", "calls", "kernel"):
         got[key] = []
     for b in sides:
@@ -344,11 +353,11 @@ def _measure_tiling(n: int, sides: Sequence[int], repeat: int, seed: int) -> dic
 
         c, (a0, b0) = C[:b, :b], pairs[0]
         passes = len(cuts) ** 2 * (len(cuts) - 1)
-        got["tiled"].append(med(lambda: tiled_matmul(A, B, (b, b, b))))
-        got["python"].append(med(loop))
-        got["calls"].append(med(calls))
-        got["kernel"].append(med(lambda: np.matmul(a0, b0, out=scratch), number=max(1, 2**22 // b**3)))
-        got["accumulate"].append(passes * med(lambda: np.add(c, scratch, out=c), number=20) if passes else 0.0)
+        got["tiled"].append(fastest(lambda: tiled_matmul(A, B, (b, b, b))))
+        got["python"].append(fastest(loop))
+        got["calls"].append(fastest(calls))
+        got["kernel"].append(fastest(lambda: np.matmul(a0, b0, out=scratch), number=max(1, 2**22 // b**3)))
+        got["accumulate"].append(passes * fastest(lambda: np.add(c, scratch, out=c), number=20) if passes else 0.0)
     return got
 
 
@@ -374,9 +383,9 @@ def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, 
     whole product and the per-element costs of entering NumPy, copying and
     adding. Everything is measured twice: with BLAS's threads as they are
     (``all``), and in a fresh Python process with BLAS held to one thread
-    (``one``); the difference shows what threads do for small calls. Medians
-    of ``repeat`` runs after one warm-up. See chapter 4, "GEMM and tiling"
-    (chapters/04_gemm.md).
+    (``one``); the difference shows what threads do for small calls. Each time
+    is the fastest of ``repeat`` runs after one warm-up, the least disturbed on
+    a shared machine. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -487,7 +496,7 @@ def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512)
     sides : sequence of int
         Block sides, at least one.
     repeat, seed : int
-        Timed repetitions (≥ 1, median after one warm-up) and seed (≥ 0).
+        Timed repetitions (≥ 1; the fastest counts, after one warm-up) and seed (≥ 0).
 
     Returns
     -------
@@ -509,8 +518,8 @@ def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512)
     repeat, _, rng = _timing(repeat, 0, seed)
     a = rng.standard_normal((n, n), dtype=np.float32)
     out = np.empty_like(a)
-    timed = lambda f: measure.timeit(f, repeat=repeat, warmup=1)  # noqa: E731
-    copy, naive = timed(lambda: np.copyto(out, a)), timed(lambda: np.copyto(out, a.T))
+    tifastest = lambda f: _fastest(f, repeat)  # noqa: E731
+    copy, naive = tifastest(lambda: np.copyto(out, a)), tifastest(lambda: np.copyto(out, a.T))
     blocked = []
     for b in sides:
         cuts = [slice(s, s + b) for s in range(0, n, b)]
@@ -520,7 +529,7 @@ def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512)
                 np.copyto(out[j, i], a[i, j].T)
 
         out.fill(0)
-        blocked.append(timed(block))
+        blocked.append(tifastest(block))
         if not np.array_equal(out, a.T):
             raise AssertionError(f"the blocked transpose with b = {b} is wrong")
     return Transposes(n, a.itemsize, copy, naive, tuple(sides), tuple(blocked))
