@@ -331,7 +331,8 @@ def _measure_tiling(n: int, sides: Sequence[int], repeat: int, seed: int) -> dic
     C = np.empty((n, n), np.float32)
     fastest = lambda f, **kw: _fastest(f, repeat, **kw)  # noqa: E731
     small = np.ones((16, 16), np.float32)
-    got: dict = {"numpy": fastest(lambda: np.matmul(A, B, out=C)),
+    many = max(repeat, 9)  # the whole product is quick: more tries to catch a quiet moment
+    got: dict = {"numpy": _fastest(lambda: np.matmul(A, B, out=C), many),
                  "step": fastest(lambda: tiled_matmul(small, small, (1, 1, 1))) / 16**3,
                  "bandwidth": 2 * A.nbytes / fastest(lambda: np.copyto(C, A))}
     for key in ("tiled", "python", "accumulate", "calls", "kernel"):
@@ -356,7 +357,7 @@ def _measure_tiling(n: int, sides: Sequence[int], repeat: int, seed: int) -> dic
         got["tiled"].append(fastest(lambda: tiled_matmul(A, B, (b, b, b))))
         got["python"].append(fastest(loop))
         got["calls"].append(fastest(calls))
-        got["kernel"].append(fastest(lambda: np.matmul(a0, b0, out=scratch), number=max(1, 2**22 // b**3)))
+        got["kernel"].append(_fastest(lambda: np.matmul(a0, b0, out=scratch), many, number=max(1, 2**22 // b**3)))
         got["accumulate"].append(passes * fastest(lambda: np.add(c, scratch, out=c), number=20) if passes else 0.0)
     return got
 
@@ -708,12 +709,14 @@ def breakdown_figure(bd: Breakdown) -> go.Figure:
     """Stacked bars of a :func:`breakdown`: each tile side's time, split, in units of ``numpy.matmul``'s time.
 
     One bar per tile side, its parts from :meth:`Breakdown.components`
-    (a negative ``rest`` is left out: the parts then overshoot the
+    (a negative part is left out: the others then overshoot the
     measurement). Diamonds mark the measured time, crosses the model's
     (:meth:`Breakdown.model`). Two buttons switch between BLAS's threads as
     they are and BLAS held to one thread; heights are divided by
     ``numpy.matmul``'s time with the same threads, so 1 is "as fast as one
-    BLAS call". See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    BLAS call". The axis stops a little above every side but the smallest;
+    a bar that goes beyond it is labelled with its height. See chapter 4,
+    "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -740,7 +743,7 @@ def breakdown_figure(bd: Breakdown) -> go.Figure:
 
     bd = _check.instance(bd, "bd", Breakdown)
     x = [f"{b}×{b}×{b}" for b in bd.sides]
-    fig = go.Figure()
+    fig, notes, tops = go.Figure(), {}, {}
     for threads in ("all", "one"):
         scale = bd._pick(threads).numpy
         parts = bd.components(threads)
@@ -748,18 +751,29 @@ def breakdown_figure(bd: Breakdown) -> go.Figure:
             y = np.maximum(parts[name], 0) / scale
             fig.add_trace(go.Bar(x=x, y=y, name=name, marker_color=viz.PALETTE[i], visible=threads == "all",
                                  legendgroup=name, hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
-        for name, y, symbol in (("measured", np.array(bd._pick(threads).tiled), "diamond"),
-                                ("model", bd.model(threads), "x")):
-            fig.add_trace(go.Scatter(x=x, y=y / scale, mode="markers", name=name, visible=threads == "all",
+        marks = {"measured": np.array(bd._pick(threads).tiled) / scale, "model": bd.model(threads) / scale}
+        for name, symbol in (("measured", "diamond"), ("model", "x")):
+            fig.add_trace(go.Scatter(x=x, y=marks[name], mode="markers", name=name, visible=threads == "all",
                                      marker=dict(symbol=symbol, size=12, color="#222"),
                                      hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
+        tops[threads] = np.maximum(sum(np.maximum(v, 0) for v in parts.values()) / scale,
+                                   np.maximum(marks["measured"], marks["model"]))
+    # the smallest tiles take many times longer than the rest: cut the axis above the others and label them
+    rest = np.concatenate([t[1:] for t in tops.values()]) if len(bd.sides) > 1 else np.array([])
+    cap = 1.15 * max(2.0, float(rest.max())) if rest.size else None
+    for threads, top in tops.items():
+        notes[threads] = [dict(x=xi, y=cap, text=f"↑ {v:.0f}×", showarrow=False, yanchor="bottom", bgcolor="white")
+                          for xi, v in zip(x, top) if cap is not None and v > cap]
     per = len(_PARTS) + 2
-    buttons = [dict(label=label, method="update", args=[{"visible": [k // per == i for k in range(2 * per)]}])
-               for i, label in enumerate(("BLAS: all threads", "BLAS: one thread"))]
+    buttons = [dict(label=label, method="update", args=[{"visible": [k // per == i for k in range(2 * per)]},
+                                                        {"annotations": notes[threads]}])
+               for i, (label, threads) in enumerate((("BLAS: all threads", "all"), ("BLAS: one thread", "one")))]
     fig.update_layout(barmode="stack", updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
-                                                        x=0, xanchor="left", y=1.12, yanchor="bottom")],
-                      xaxis=dict(title="tile"), yaxis=dict(title="time ÷ numpy.matmul's time"))
-    return viz.style(fig, height=480, title=f"Where the time of tiled_matmul goes, n = {bd.n}")
+                                                        x=1, xanchor="right", y=1.02, yanchor="bottom")],
+                      annotations=notes["all"], xaxis=dict(title="tile"),
+                      yaxis=dict(title="time ÷ numpy.matmul's time", range=None if cap is None else [0, cap * 1.1]))
+    viz.style(fig, height=500, title=f"tiled_matmul, n = {bd.n}")
+    return fig.update_layout(margin=dict(t=90))
 
 
 def transpose_figure(t: Transposes) -> go.Figure:
