@@ -460,7 +460,7 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     Examples
     --------
     >>> check_time_prediction(lambda: 2.2e-3, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)
-    ✓ time prediction: you predicted 2.20 ms, the run measured 2.00 ms.
+    ✓ time prediction: you predicted 2.2 ms, the run measured 2 ms.
     """
     name = "time prediction"
     if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:
@@ -483,7 +483,7 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     except (TypeError, ValueError):
         raise CheckFailed(f"{name}: return a time in seconds, such as 0.002, got {got!r}") from None
     if abs(guess - measured) <= rtol * measured:
-        print(f"✓ {name}: you predicted {guess * 1e3:.2f} ms, the run measured {measured * 1e3:.2f} ms.")
+        print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms, the run measured {measured * 1e3:.3g} ms.")
         return
     steps = math.prod(-(-n // b) for b in tile)
     floor = math.prod(max(n // b, 1) for b in tile)
