@@ -14,6 +14,7 @@ tensors          1. Tensors are memory
 layouts          2. Layouts
 graphs           3. Graphs and the roofline
 gemm             4. GEMM and tiling
+deploy           7. Deploying to an NPU
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -35,9 +36,9 @@ __version__ = "0.1.0"
 #: Chapter number → the module whose ``numbers(ctx)`` gives that chapter's rows
 #: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
 #: registers its module here.
-CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "graphs", 4: "gemm"}
+CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "graphs", 4: "gemm", 7: "deploy"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "gemm",
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "gemm", "deploy",
                "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]

@@ -782,6 +782,7 @@ class AsyncPipeline:
     @staticmethod
     def throughput(jobs: Sequence[Job]) -> float:
         """Inferences per second over the whole run."""
+        jobs = _check.sequence(jobs, "jobs", min_length=1)
         return len(jobs) / (max(j.end for j in jobs) - min(j.fill_start for j in jobs))
 
 

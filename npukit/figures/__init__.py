@@ -8,6 +8,7 @@ tensors        1. Tensors are memory
 layouts        2. Layouts
 graphs         3. Graphs and the roofline
 gemm           4. GEMM and tiling
+deploy         7. Deploying to an NPU
 ============== ==========================================
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
@@ -22,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm")
+_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "deploy")
 
 __all__ = list(_SUBMODULES)
 
