@@ -602,12 +602,7 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
                 times.setdefault(p.node_name, []).append(p.real_time.total_seconds() * 1e6)
                 meta[p.node_name] = (p.node_type, p.exec_type)
     executed = {op.name: op for op in executed_graph(compiled)}
-    bound = {}
-    if model is not None and machine is not None:
-        from .graphs import op_counts
-
-        for c in op_counts(_model_proto(model)):
-            bound[c.name] = machine.bound(c.flops / c.bytes) if c.bytes else "compute"
+    bound = _bounds(model, machine) if model is not None and machine is not None else {}
     med = {k: statistics.median(v) for k, v in times.items()}
     total = sum(med.values()) or 1.0
     rows = []
@@ -624,11 +619,40 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
         originals = op.original if op is not None else ()
         if device_of and any(device_of.get(o, "NPU") != "NPU" for o in originals or (name,)):
             tags.append("fallback")
-        kinds = {bound[o] for o in originals if o in bound}
+        kinds = [bound[o] for o in originals or (name,) if o in bound]
         if kinds:
-            tags.append("memory-bound" if "memory" in kinds else "compute-bound")
+            tags.append(f"{kinds[0]}-bound")
         rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags)))
     return rows
+
+
+def _bounds(model: Any, machine: Any) -> dict[str, str]:
+    """ONNX node or output name → "memory"/"compute", judged by the layer that does the arithmetic.
+
+    A runtime fuses BatchNormalization and Relu into the convolution before
+    them (and may rename the convolution), so a name that belongs to such an
+    elementwise follower is judged by the Conv/Gemm/MatMul it follows.
+    """
+    from .graphs import op_counts
+
+    model = _model_proto(model)
+    counts = {c.name: c for c in op_counts(model)}
+    nodes = {n.name: n for n in model.graph.node}
+    producer = {t: n for n in model.graph.node for t in n.output}
+    out: dict[str, str] = {}
+    for n in model.graph.node:
+        anchor = n
+        while anchor.op_type not in ("Conv", "Gemm", "MatMul") and anchor.input and anchor.input[0] in producer:
+            anchor = producer[anchor.input[0]]
+        if anchor.op_type not in ("Conv", "Gemm", "MatMul"):
+            anchor = n
+        c = counts.get(anchor.name)
+        if c is None or anchor.name not in nodes:
+            continue
+        kind = machine.bound(c.flops / c.bytes) if c.bytes else "compute"
+        for key in (n.name, *n.output):
+            out[key] = kind
+    return out
 
 
 # ---- measuring --------------------------------------------------------------------------------------
@@ -974,11 +998,19 @@ def quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = Tru
         def get_next(self) -> Any:
             return next(self.it, None)
 
+    import logging
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantizer's advice to pre-process goes to the root logger
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = pathlib.Path(tmp) / "float.onnx", pathlib.Path(tmp) / "qdq.onnx"
         onnx.save(model, src)
-        quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=bool(per_channel),
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        try:
+            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=bool(per_channel),
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        finally:
+            root.setLevel(level)
         return onnx.load(str(dst))
 
 
