@@ -754,10 +754,29 @@ class AsyncPipeline:
     def __init__(self, compiled: Any, requests: int = 2) -> None:
         if not hasattr(compiled, "create_infer_request"):
             raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
+        import queue
+
         self.compiled = compiled
         self.n = _check.integer(requests, "requests", minimum=1)
         self.requests = [compiled.create_infer_request() for _ in range(self.n)]
         self.outputs: dict[int, np.ndarray] = {}
+        self._free: queue.Queue = queue.Queue()
+        self._job = [-1] * self.n  # the job each request is running
+        self._stamps: dict[int, list] = {}
+        self._t0 = 0.0
+        self._lock = threading.Lock()
+        for rid, req in enumerate(self.requests):
+            # set once: replacing a callback while OpenVINO may still be running it is not safe
+            req.set_callback(self._done, rid)
+
+    def _done(self, rid: int) -> None:
+        """Completion callback, on one of OpenVINO's threads: stamp the end, keep the output, free the request."""
+        end = time.perf_counter() - self._t0
+        job = self._job[rid]
+        with self._lock:
+            self._stamps[job].append(end)
+            self.outputs[job] = self.requests[rid].get_output_tensor(0).data.copy()
+        self._free.put(rid)
 
     def run(self, inputs: Sequence[np.ndarray], *, work: Callable[[np.ndarray], Any] | None = None) -> list[Job]:
         """Push every array of ``inputs`` through; return the jobs in submission order.
@@ -768,40 +787,26 @@ class AsyncPipeline:
         inputs = _check.sequence(inputs, "inputs", min_length=1)
         for a in inputs:
             _check_inputs(self.compiled, a)
-        import queue
-
-        free: queue.Queue = queue.Queue()
+        while not self._free.empty():
+            self._free.get()
         for i in range(self.n):
-            free.put(i)
-        stamps: dict[int, list] = {}
-        lock = threading.Lock()
-        t0 = time.perf_counter()
-
-        def done(request_id: int, job: int) -> Callable[[Any], None]:
-            def callback(_: Any) -> None:
-                with lock:
-                    stamps[job].append(time.perf_counter() - t0)
-                    self.outputs[job] = self.requests[request_id].get_output_tensor(0).data.copy()
-                free.put(request_id)
-            return callback
-
+            self._free.put(i)
+        self._stamps = {}
+        self._t0 = time.perf_counter()
         for job, x in enumerate(inputs):
-            rid = free.get()
-            fill = time.perf_counter() - t0
+            rid = self._free.get()
+            fill = time.perf_counter() - self._t0
             if work is not None:
                 work(x)
             req = self.requests[rid]
             req.get_input_tensor(0).data[...] = x
-            req.set_callback(done(rid, job), None)
-            with lock:
-                stamps[job] = [rid, fill, time.perf_counter() - t0]
+            self._job[rid] = job
+            with self._lock:
+                self._stamps[job] = [rid, fill, time.perf_counter() - self._t0]
             req.start_async()
-        for req in self.requests:
-            req.wait()
-        deadline = time.perf_counter() + 10
-        while any(len(s) < 4 for s in stamps.values()) and time.perf_counter() < deadline:
-            time.sleep(0.0005)  # callbacks run on OpenVINO's threads; let the last ones finish
-        return [Job(j, *stamps[j]) for j in range(len(inputs))]
+        for _ in range(self.n):  # every request back in the free queue: all callbacks have run
+            self._free.get(timeout=60)
+        return [Job(j, *self._stamps[j]) for j in range(len(inputs))]
 
     @staticmethod
     def throughput(jobs: Sequence[Job]) -> float:
