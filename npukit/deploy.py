@@ -343,7 +343,7 @@ ILLUSTRATIVE_NPU = NPUProfile(
                    "BatchNormalization", "QuantizeLinear", "DequantizeLinear"}),
     sources={
         "op": "supported-operator lists: Intel NPU plugin, AMD Ryzen AI (Vitis AI EP), Qualcomm QNN EP",
-        "static_shape": "Intel NPU plugin: static shapes only; Ryzen AI and QNN: fixed input shapes",
+        "static_shape": "Intel NPU plugin and OpenVINO's feature table: no dynamic shapes on the NPU",
         "dtype": "Ryzen AI: INT8 QDQ models; Intel NPU: FP16/INT8 execution; no 64-bit tensors",
         "rank": "operator constraints of NPU stacks (≤ 4-D tensors for most vision operators)",
         "conv_stride": "the source article's contract table (strides 1 or 2)",
