@@ -182,7 +182,7 @@ def timeline_figure(jobs: Sequence[Job], *, title: str | None = None) -> Any:
                          text=[str(j.job) for j in jobs], textposition="inside",
                          hovertext=[f"job {j.job}: {(j.end - j.start) * ms:.3f} ms" for j in jobs], hoverinfo="text"))
     fig.update_layout(barmode="overlay", xaxis_title="time since the first job (ms)",
-                      yaxis=dict(categoryorder="category descending"))
+                      yaxis=dict(autorange="reversed"))  # request 0 on top (a category order breaks in sliders)
     n = len({j.request for j in jobs})
     return viz.style(fig, height=160 + 40 * n, title=title)
 
