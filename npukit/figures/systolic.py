@@ -1,7 +1,8 @@
 """Figures of chapter 5, "Systolic arrays" (chapters/05_systolic.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.systolic`.
+:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.systolic`
+(one GEMM on one array) and :mod:`npukit.accelerator` (whole networks).
 The animation is made of plotly frames with a slider and play buttons, so it
 runs in the static page without a kernel.
 """
@@ -13,7 +14,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import _check, viz
-from ..systolic import DATAFLOWS, Estimate, ModelTable, Simulation, _dataflow, estimate, simulate
+from ..accelerator import ModelTable
+from ..systolic import DATAFLOWS, Estimate, Simulation, _dataflow, estimate, simulate
 
 __all__ = [
     "animation_figure",
@@ -58,6 +60,30 @@ def _frames(sim: Simulation, df: str, fold_cycles: int) -> list[tuple[str, np.nd
                    f"{int(tr['busy'][t].sum())} of {R * C} PEs busy")
         out.append((f"{df}-{t}", state, labels, caption))
     return out
+
+
+def _animation_controls(names: list[str], dfs: list[str], R: int, C: int) -> dict:
+    """Layout of the animation: one slider step per frame, a play button per dataflow, a pause button."""
+    steps = [dict(method="animate", label=n.replace("-", " ").upper(), args=[[n], dict(mode="immediate", frame=dict(
+        duration=0, redraw=True), transition=dict(duration=0))]) for n in names]
+    buttons = [dict(label=f"▶ {df.upper()}", method="animate",
+                    args=[[n for n in names if n.startswith(df + "-")],
+                          dict(mode="immediate", fromcurrent=False, frame=dict(duration=450, redraw=True),
+                               transition=dict(duration=0))]) for df in dfs]
+    buttons.append(dict(label="❚❚", method="animate",
+                        args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))]))
+    return dict(
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=-0.02, xanchor="left",
+                          yanchor="top", showactive=False)],
+        sliders=[dict(active=0, steps=steps, pad=dict(t=60), currentvalue=dict(prefix="dataflow, cycle: ",
+                                                                               font=dict(size=13)),
+                      ticklen=0, font=dict(size=8))],
+        xaxis=dict(title="array column", side="top", tickvals=list(range(C)), range=[-0.5, C - 0.5], showgrid=False,
+                   zeroline=False),
+        yaxis=dict(title="array row", tickvals=list(range(R)), range=[R - 0.5, -0.5], showgrid=False,
+                   zeroline=False),
+        showlegend=False,
+    )
 
 
 def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
@@ -122,27 +148,7 @@ def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
     fig = go.Figure(data=traces(state0, labels0),
                     frames=[go.Frame(name=n, data=traces(s, lab), layout=dict(title_text=cap))
                             for n, s, lab, cap in frames])
-    steps = [dict(method="animate", label=n.replace("-", " ").upper(), args=[[n], dict(mode="immediate", frame=dict(
-        duration=0, redraw=True), transition=dict(duration=0))]) for n, *_ in frames]
-    buttons = []
-    for df in dfs:
-        names = [n for n, *_ in frames if n.startswith(df + "-")]
-        buttons.append(dict(label=f"▶ {df.upper()}", method="animate",
-                            args=[names, dict(mode="immediate", fromcurrent=False,
-                                              frame=dict(duration=450, redraw=True), transition=dict(duration=0))]))
-    buttons.append(dict(label="❚❚", method="animate",
-                        args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))]))
-    fig.update_layout(
-        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=-0.02, xanchor="left",
-                          yanchor="top", showactive=False)],
-        sliders=[dict(active=0, steps=steps, pad=dict(t=60), currentvalue=dict(prefix="dataflow, cycle: ", font=dict(size=13)),
-                      ticklen=0, font=dict(size=8))],
-        xaxis=dict(title="array column", side="top", tickvals=list(range(C)), range=[-0.5, C - 0.5], showgrid=False,
-                   zeroline=False),
-        yaxis=dict(title="array row", tickvals=list(range(R)), range=[R - 0.5, -0.5], showgrid=False,
-                   zeroline=False),
-        showlegend=False,
-    )
+    fig.update_layout(**_animation_controls([n for n, *_ in frames], dfs, R, C))
     viz.style(fig, height=560, title=cap0)
     fig.update_layout(margin=dict(t=110, b=150), title=dict(font_size=13, y=0.98))
     return fig
@@ -234,7 +240,7 @@ def aspect_figure(sweeps: Mapping[str, Sequence[tuple[int, int, int]]], *, title
     Parameters
     ----------
     sweeps : mapping of str to sequence of (rows, cols, cycles)
-        From :func:`npukit.systolic.aspect_sweep`.
+        From :func:`npukit.accelerator.aspect_sweep`.
     title : str, optional
         Figure title.
 
@@ -274,7 +280,7 @@ def layers_figure(table: ModelTable) -> Any:
     Parameters
     ----------
     table : ModelTable
-        From :func:`npukit.systolic.model_table`.
+        From :func:`npukit.accelerator.model_table`.
 
     Returns
     -------
@@ -287,7 +293,7 @@ def layers_figure(table: ModelTable) -> Any:
 
     Examples
     --------
-    >>> from npukit.systolic import model_table, resnet18_layers
+    >>> from npukit.accelerator import model_table, resnet18_layers
     >>> fig = layers_figure(model_table(resnet18_layers(), 32, 32, "ws"))
     >>> len(fig.data[0].x)
     12
@@ -295,7 +301,7 @@ def layers_figure(table: ModelTable) -> Any:
     import plotly.graph_objects as go
 
     if not isinstance(table, ModelTable):
-        raise TypeError(f"table must be a systolic.ModelTable, got {type(table).__name__}")
+        raise TypeError(f"table must be an accelerator.ModelTable, got {type(table).__name__}")
     names = [x.layer.name + (f" (×{x.layer.count})" if x.layer.count > 1 else "") for x in table.layers]
     share = [x.cycles / table.cycles for x in table.layers]
     fig = go.Figure(go.Bar(
@@ -334,7 +340,7 @@ def layers_slider_figure(tables: Sequence[ModelTable], labels: Sequence[str]) ->
 
     Examples
     --------
-    >>> from npukit.systolic import model_table, resnet18_layers
+    >>> from npukit.accelerator import model_table, resnet18_layers
     >>> ts = [model_table(resnet18_layers(), n, n, "ws") for n in (16, 32)]
     >>> len(layers_slider_figure(ts, ["16×16", "32×32"]).layout.sliders[0].steps)
     2
