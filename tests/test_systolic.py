@@ -234,3 +234,25 @@ def test_simulate_bad_inputs():
         simulate(np.ones((300, 300), int), np.ones((300, 300), int), 16, 16, trace=True)
     with pytest.raises(TypeError, match="A must hold"):
         simulate(A.astype(bool), np.ones((4, 2), bool), 2, 2)
+
+
+# ---- figures -------------------------------------------------------------------------------
+
+
+def test_animation_has_one_frame_per_cycle_of_every_dataflow():
+    from npukit import figures
+
+    A, B = np.arange(12).reshape(4, 3), np.arange(6).reshape(3, 2)
+    fig = figures.systolic.animation_figure(A, B, 2, 2)
+    want = sum(simulate(A, B, 2, 2, df).cycles for df in DATAFLOWS)
+    assert len(fig.frames) == len(fig.layout.sliders[0].steps) == want
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ OS", "▶ WS", "▶ IS", "❚❚"]
+
+
+def test_dataflow_figure_labels_come_from_the_mapping():
+    from npukit import figures
+
+    texts = [a.text for a in figures.systolic.dataflow_figure(10, 7, 9).layout.annotations]
+    for df in DATAFLOWS:
+        m = systolic.mapping(10, 7, 9, df)
+        assert any(f"rows ← {m.names[0]} = {m.row_dim}" in t and f"{m.names[2]} = {m.stream}" in t for t in texts)

@@ -15,9 +15,10 @@ import numpy as np
 
 from .. import _check, viz
 from ..accelerator import ModelTable
-from ..systolic import DATAFLOWS, Estimate, Simulation, _dataflow, estimate, simulate
+from ..systolic import DATAFLOWS, Estimate, Simulation, _dataflow, estimate, mapping, simulate
 
 __all__ = [
+    "dataflow_figure",
     "animation_figure",
     "busy_figure",
     "cycle_terms_figure",
@@ -84,6 +85,79 @@ def _animation_controls(names: list[str], dfs: list[str], R: int, C: int) -> dic
                    zeroline=False),
         showlegend=False,
     )
+
+
+def _arrow(x: float, y: float, ax: float, ay: float, text: str, color: str, dash: bool = False) -> dict:
+    """An annotation arrow from (ax, ay) to (x, y), labelled at its tail."""
+    return dict(x=x, y=y, ax=ax, ay=ay, xref="x", yref="y", axref="x", ayref="y", text=text, showarrow=True,
+                arrowhead=2, arrowsize=1.2, arrowwidth=2.5 if not dash else 1.5, arrowcolor=color,
+                font=dict(size=12, color=color), opacity=0.6 if dash else 1.0)
+
+
+def dataflow_figure(M: int = 6, N: int = 5, K: int = 4) -> Any:
+    """What stays and what moves in each dataflow: three 3×3 arrays with their operands' paths.
+
+    For each of output-, weight- and input-stationary (left to right) it
+    draws the PEs, labelled with what each holds, the streamed operands
+    entering from the left and the top, the preload (dashed) and where the
+    results leave; the axis labels give the GEMM dimension each array
+    dimension holds for ``C[M×N] = A[M×K]·B[K×N]``, from
+    :func:`npukit.systolic.mapping`.
+
+    Parameters
+    ----------
+    M, N, K : int
+        The GEMM whose dimensions label the arrays.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-integer or non-positive dimension.
+
+    Examples
+    --------
+    >>> fig = dataflow_figure()
+    >>> len(fig.layout.shapes), [a.text for a in fig.layout.annotations][:2]
+    (27, ['<b>output-stationary</b>', 'rows ← M = 6, columns ← N = 5<br>streamed in time: K = 4'])
+    """
+    import plotly.graph_objects as go
+
+    blue, dark, orange, green = "#9ecae1", "#3182bd", viz.PALETTE[1], viz.PALETTE[2]
+    held = {"os": "C", "ws": "B", "is": "A"}
+    streamed = {"os": "A", "ws": "A", "is": "Bᵀ"}
+    shapes, notes = [], []
+    for p, df in enumerate(DATAFLOWS):
+        m, x0 = mapping(M, N, K, df), p * 5.2
+        notes += [dict(x=x0 + 1.5, y=1.6, text=f"<b>{_NAMES[df]}</b>", showarrow=False, font=dict(size=14)),
+                  dict(x=x0 + 1.5, y=-4.45, text=f"rows ← {m.names[0]} = {m.row_dim}, columns ← {m.names[1]} = "
+                       f"{m.col_dim}<br>streamed in time: {m.names[2]} = {m.stream}", showarrow=False,
+                       font=dict(size=12))]
+        for r in range(3):
+            for c in range(3):
+                shapes.append(dict(type="rect", x0=x0 + c + 0.1, x1=x0 + c + 0.9, y0=-r - 0.9, y1=-r - 0.1,
+                                   fillcolor=blue, line=dict(color="#555")))
+                notes.append(dict(x=x0 + c + 0.5, y=-r - 0.5, text=held[df], showarrow=False, font=dict(size=13)))
+            notes.append(_arrow(x0 + 0.1, -0.5 - r, x0 - 0.9, -0.5 - r, f"{streamed[df]} →" if r == 1 else "", orange))
+        for c in range(3):
+            if df == "os":
+                notes.append(_arrow(x0 + 0.5 + c, -0.1, x0 + 0.5 + c, 0.9, "B ↓" if c == 1 else "", orange))
+            else:
+                notes.append(_arrow(x0 + 0.5 + c, -0.1, x0 + 0.5 + c, 0.9, "preload ↓" if c == 1 else "", dark,
+                                    dash=True))
+                notes.append(_arrow(x0 + 0.5 + c, -3.5, x0 + 0.5 + c, -2.9, "", green))
+        notes.append(dict(x=x0 + 1.5, y=-3.7, showarrow=False, font=dict(size=11, color=green if df != "os" else "#555"),
+                          text="each PE sums one C[m, n]" if df == "os" else
+                          "partial sums ↓, C leaves" if df == "ws" else "partial sums ↓, Cᵀ leaves"))
+    fig = go.Figure()
+    fig.update_layout(shapes=shapes, annotations=notes, xaxis=dict(visible=False, range=[-1.4, 15.2]),
+                      yaxis=dict(visible=False, range=[-4.9, 1.9], scaleanchor="x"), showlegend=False)
+    viz.style(fig, height=360)
+    fig.update_layout(margin=dict(l=10, r=10, t=20, b=10))
+    return fig
 
 
 def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
