@@ -65,9 +65,6 @@ DATAFLOWS: tuple[str, ...] = ("os", "ws", "is")
 TRACE_LIMIT = 2_000_000
 
 
-# ---- argument checks ----------------------------------------------------------
-
-
 def _dataflow(dataflow: Any) -> str:
     if not isinstance(dataflow, str):
         raise TypeError(f"dataflow must be a string, one of 'os', 'ws', 'is'; got {type(dataflow).__name__}")
@@ -80,10 +77,6 @@ def _array(rows: Any, cols: Any) -> tuple[int, int]:
 
 def _dims(M: Any, N: Any, K: Any) -> tuple[int, int, int]:
     return tuple(_check.integer(v, n, minimum=1) for v, n in ((M, "M"), (N, "N"), (K, "K")))  # type: ignore[return-value]
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 # ---- the mapping and the closed form --------------------------------------------
@@ -216,16 +209,12 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     """Compute cycles of ``C[M×N] = A[M×K]·B[K×N]`` on a ``rows × cols`` array, as SCALE-Sim 3 counts them.
 
     With the :func:`mapping` ``(S_R, S_C, T)`` of the dataflow, the array
-    runs ``ceil(S_R/rows) · ceil(S_C/cols)`` folds back to back; each costs
-    ``rows + cols + T - 2`` cycles for OS and ``2·rows + cols + T - 2`` for
-    WS and IS (a weight or input preload of ``rows`` cycles first), and a
-    partial fold costs as much as a full one. The total is
-    ``folds · per_fold - 1`` because SCALE-Sim reports the index of the last
-    busy cycle. SRAM accesses follow SCALE-Sim 3.0.0 too: the streamed and
-    the stationary operand are each read once per fold that uses them, and
-    partial sums are written once per fold of ``K``. (For OS, SCALE-Sim
-    3.0.0's report adds ``rows + cols`` output writes per fold, an artefact
-    of its bookkeeping; they are left out here.)
+    runs ``ceil(S_R/rows) · ceil(S_C/cols)`` folds back to back, each as long
+    as a full one (the module's table), and reports ``folds · per_fold - 1``,
+    the index of the last busy cycle. SRAM accesses follow SCALE-Sim 3.0.0:
+    each operand is read once per fold that uses it, partial sums are written
+    once per fold of ``K`` (SCALE-Sim's OS report adds ``rows + cols``
+    writes per fold of bookkeeping, left out here).
 
     Parameters
     ----------
@@ -258,7 +247,7 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     M, N, K = _dims(M, N, K)
     R, C = _array(rows, cols)
     m = mapping(M, N, K, dataflow)
-    rf, cf = _cdiv(m.row_dim, R), _cdiv(m.col_dim, C)
+    rf, cf = -(-m.row_dim // R), -(-m.col_dim // C)
     folds = rf * cf
     preload = 0 if m.dataflow == "os" else R
     per_fold = preload + (R - 1) + m.stream + (C - 1)
@@ -316,7 +305,7 @@ def conv_dims(ifmap_h: int, ifmap_w: int, filt_h: int, filt_w: int, channels: in
                                zip((ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride), names))
     if fh > h or fw > w:
         raise ValueError(f"filt_h × filt_w = {fh}×{fw} must fit the input ifmap_h × ifmap_w = {h}×{w}")
-    ho, wo = _cdiv(h - fh + s, s), _cdiv(w - fw + s, s)
+    ho, wo = -(-(h - fh + s) // s), -(-(w - fw + s) // s)
     return ho * wo, nf, fh * fw * ch
 
 
@@ -375,6 +364,10 @@ class Simulation:
         ``"a"``, ``"b"`` and ``"c"`` the PE holds (``-1`` for none; shape
         ``(cycles, rows, cols, 2)``), ``"fold"`` and ``"phase"`` per cycle
         (0 preload, 1 compute).
+    rows, cols : int
+        The array.
+    dataflow : str
+        ``"os"``, ``"ws"`` or ``"is"``.
     """
 
     product: np.ndarray
