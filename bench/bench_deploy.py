@@ -27,14 +27,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from npukit import deploy, graphs, measure  # noqa: E402
+from npukit import deploy, graphs, measure, rewrites  # noqa: E402
 from npukit.data import shapes_dataset  # noqa: E402
 from npukit.models import CameraNet  # noqa: E402
 
 
 def _variants(net: CameraNet, x: np.ndarray, calibration: np.ndarray) -> dict:
     model = net.to_onnx()
-    qdq = deploy.quantize_qdq(graphs.fold_batchnorm(model), calibration)
+    qdq = deploy.quantize_qdq(rewrites.fold_batchnorm(model), calibration)
     return {"FP32": deploy.compile(model, precision="f32"), "BF16": deploy.compile(model, precision="bf16"),
             "INT8": deploy.compile(qdq, precision="f32")}
 

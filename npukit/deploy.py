@@ -971,7 +971,7 @@ def quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = Tru
     The calibration reader feeds ``calibration`` one image at a time; min-max
     ranges are recorded and QuantizeLinear/DequantizeLinear pairs inserted
     around each Conv and Gemm. (Chapter 6 builds QDQ graphs by hand; this is
-    the practitioners' tool.) Fold BatchNorm first (``graphs.fold_batchnorm``)
+    the practitioners' tool.) Fold BatchNorm first (``rewrites.fold_batchnorm``)
     so the quantized convolutions are the ones that will run.
 
     Examples
