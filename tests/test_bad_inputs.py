@@ -26,6 +26,8 @@ EXEMPT: dict[str, str] = {
     "measure.cores": "takes no arguments",
     "measure.machine_summary": "takes no arguments",
     "tensors.cache_line_size": "takes no arguments",
+    "measure.cache_sizes": "takes no arguments",
+    "measure.last_level_cache": "takes no arguments",
     **{f"deploy.{k}": "a plain record returned by deploy's functions" for k in
        ("DeviceChoice", "Violation", "Partition", "ExecutedOp", "LayerTime", "Benchmark", "Job")},
 }
