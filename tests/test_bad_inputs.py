@@ -17,7 +17,8 @@ TABLES = sorted(p.stem for p in (pathlib.Path(__file__).parent / "bad_inputs").g
 #: Public modules whose callables must each have a row (or an EXEMPT reason).
 MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "tally", "viz", "measure",
            "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
-           "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant"]
+           "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
+           "qarith", "ptq"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {
