@@ -355,7 +355,7 @@ class _IntegerRun:
         m0, shift = quantize_multiplier((s_acc / s).astype(np.float32))  # M = s_x·s_w / s_y, as QLinearConv
         shape = (1, -1) + (1,) * (total.ndim - 2) if np.ndim(m0) else ()
         y = requantize(total, np.reshape(m0, shape), np.reshape(shift, shape), z, "uint8")
-        self.q[node.output[0]] = (np.maximum(y, z) if relu else y, s, z)     # ReLU: a clamp at the zero point
+        self.q[node.output[0]] = (np.maximum(y, z).astype(y.dtype) if relu else y, s, z)   # ReLU: a clamp at z
 
     def layer(self, node: Any) -> None:
         a = _attrs(node)
@@ -440,12 +440,18 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     images = _float32(images, "images")
     if not isinstance(record, bool):
         raise TypeError(f"record must be True or False, got {record!r}")
-    run = _IntegerRun(graph, inits)
-    for node in graph.node:
-        run.step(node, images)
-    if graph.output[0].name not in run.logits:
-        raise ValueError("integer_forward needs a model whose output is a quantized Conv or Gemm's")
-    logits = run.logits[graph.output[0].name]
+    if images.ndim != 4 or len(images) == 0:
+        raise ValueError(f"images must be a non-empty (n, C, H, W) batch, got shape {images.shape}")
+    logits, acts = [], []
+    for i in range(0, len(images), 256):                        # in slices: the int64 sums stay small
+        run = _IntegerRun(graph, inits)
+        for node in graph.node:
+            run.step(node, images[i:i + 256])
+        if graph.output[0].name not in run.logits:
+            raise ValueError("integer_forward needs a model whose output is a quantized Conv or Gemm's")
+        logits.append(run.logits[graph.output[0].name])
+        acts.append({k.removesuffix(".q"): v[0] for k, v in run.q.items() if k.endswith(".q")})
+    out = np.concatenate(logits)
     if record:
-        return logits, {k.removesuffix(".q"): v[0] for k, v in run.q.items() if k.endswith(".q")}
-    return logits
+        return out, {k: np.concatenate([a[k] for a in acts]) for k in acts[0]}
+    return out

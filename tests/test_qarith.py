@@ -157,3 +157,21 @@ def test_qdq_cameranet_runs_int8_on_openvino(cameranet_qdq):
              if op.get_rt_info()["layerType"].astype(str) in ("Convolution", "FullyConnected")]
     assert len(convs) == 8
     assert all(ri["runtimePrecision"].astype(str) in ("u8", "i8") for ri in convs)
+
+
+def test_integer_forward_records_uint8_and_slices_do_not_matter(cameranet_qdq):
+    from npukit.data import shapes_dataset
+
+    _, _, qdq = cameranet_qdq
+    images, _ = shapes_dataset(300, seed=5)                # more than one 256-image slice
+    logits, acts = qarith.integer_forward(qdq, images, record=True)
+    assert all(a.dtype == np.uint8 and len(a) == 300 for a in acts.values())
+    assert np.array_equal(logits[256:], qarith.integer_forward(qdq, images[256:]))
+    assert np.array_equal(acts["block3.pw_relu"][:7], qarith.integer_forward(qdq, images[:7], record=True)[1]["block3.pw_relu"])
+
+
+def test_double_rounding_refuses_what_int32_cannot_hold():
+    m0, shift = qarith.quantize_multiplier(np.float32(3.0))          # a left shift of 2
+    with pytest.raises(ValueError, match="int32"):
+        qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8", rounding="double")
+    assert qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8").tolist() == [127]

@@ -36,4 +36,5 @@ CASES = [
     bad(qarith.integer_forward, FOLDED, np.zeros((2, 3, 32, 32)), exc=TypeError, names="images"),
     bad(qarith.integer_forward, FOLDED, np.zeros((2, 3, 32, 32), np.float32), record="yes", exc=TypeError,
         names="record"),
+    bad(qarith.integer_forward, FOLDED, np.zeros((0, 3, 32, 32), np.float32), names="images"),
 ]
