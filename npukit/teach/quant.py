@@ -71,8 +71,21 @@ def _values(name: str, got: Any, shape: tuple) -> np.ndarray:
     return got.astype(np.int64)
 
 
-def _first_wrong(got: np.ndarray, want: np.ndarray) -> int:
-    return int(np.flatnonzero(got.ravel() != want.ravel())[0])
+def _hint(mistakes: Callable[[int], list[tuple[Any, str]]], got: np.ndarray, wrong: np.ndarray, default: str) -> str:
+    """The hint for the usual mistake that explains the learner's answer.
+
+    ``mistakes(e)`` lists, for element ``e``, what each usual mistake returns
+    and its hint. A mistake that gives every wrong element the learner's
+    value wins; failing that, the (at most two) that give the first one.
+    The hint text is the one for the first wrong element.
+    """
+    first = mistakes(int(wrong[0]))
+    rows = [first] + [mistakes(int(e)) for e in wrong[1:64]]
+    whole = [j for j in range(len(first)) if all(r[j][0] == got[int(e)] for r, e in zip(rows, wrong))]
+    found = [first[j][1] for j in whole[:1]] or [hint for value, hint in first if value == got[int(wrong[0])]][:2]
+    if not found:
+        return default
+    return found[0] if len(found) == 1 else f"either {found[0]}; or {found[1]}"
 
 
 # ---- exercise 1: QuantizeLinear ----------------------------------------------------------------
@@ -111,8 +124,8 @@ def _quantize_cases(rng: np.random.Generator) -> list[tuple]:
     return cases
 
 
-def _quantize_hint(x: np.float32, scale: float, zp: int, dtype: str, got: int) -> str:
-    """Name the usual mistake that returns ``got`` for this element."""
+def _quantize_mistakes(x: np.float32, scale: float, zp: int, dtype: str) -> list[tuple[Any, str]]:
+    """What each usual mistake returns for this element, with its hint."""
     lo, hi = _RANGES[dtype]
     s32 = np.float32(scale)
     r = x / s32
@@ -137,10 +150,7 @@ def _quantize_hint(x: np.float32, scale: float, zp: int, dtype: str, got: int) -
             (int(np.clip(np.trunc(r) + zp, lo, hi)), "round to the nearest integer, do not truncate"),
             (int(np.clip(np.rint(r), lo, hi) + zp), "add the zero point before you saturate"),
         ]
-    for value, hint in mistakes:
-        if value == got:
-            return hint
-    return "q = clip(rint(x / float32(scale)) + zero_point, qmin, qmax)"
+    return mistakes
 
 
 def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> None:
@@ -167,8 +177,10 @@ def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> N
         got = _values("quantize", _call("quantize", fn, x, scale, zp, dtype), x.shape)
         want = _onnx_quantize(x, scale, zp, dtype)
         if not np.array_equal(got, want):
-            i = _first_wrong(got, want)
-            hint = _quantize_hint(x[i], scale, zp, dtype, int(got[i]))
+            wrong = np.flatnonzero(got != want)
+            i = int(wrong[0])
+            hint = _hint(lambda e: _quantize_mistakes(x[e], scale, zp, dtype), got, wrong,
+                         "q = clip(rint(x / float32(scale)) + zero_point, qmin, qmax)")
             raise CheckFailed(f"quantize: wrong value for dtype={dtype!r}, scale={scale!r}, zero_point={zp}: at index "
                               f"{i}, x = {x[i]!r}: expected {want[i]}, got {got[i]}. Hint: {hint}.")
     print(f"✓ quantize: {len(cases)} fresh cases agree with ONNX's reference QuantizeLinear.")
@@ -218,7 +230,8 @@ def _requantize_cases(rng: np.random.Generator) -> list[tuple]:
     return cases
 
 
-def _requantize_hint(acc: int, m0: int, shift: int, zp: int, dtype: str, got: int) -> str:
+def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str) -> list[tuple[Any, str]]:
+    """What each usual mistake returns for this accumulator, with its hint."""
     lo, hi = _RANGES[dtype]
     exact = Fraction(acc * m0, 2 ** (31 + shift))
     clamp = lambda v: min(max(int(v), lo), hi)  # noqa: E731
@@ -236,12 +249,8 @@ def _requantize_hint(acc: int, m0: int, shift: int, zp: int, dtype: str, got: in
         (clamp(round(Fraction(acc * m0, 2**shift)) + zp), "divide by 2**(31 + shift), not 2**shift"),
     ]
     v = round(exact + zp)
-    if not lo <= v <= hi:
-        mistakes.insert(0, (((v - lo) % (hi - lo + 1)) + lo, f"the value {v} is outside [{lo}, {hi}]: saturate, do not wrap"))
-    for value, hint in mistakes:
-        if value == got:
-            return hint
-    return "compute acc·m0 exactly (np.int64 or Python int: it needs up to 62 bits) and divide by 2**(31 + shift)"
+    wrapped = ((v - lo) % (hi - lo + 1)) + lo if not lo <= v <= hi else None
+    return [(wrapped, f"the value {v} is outside [{lo}, {hi}]: saturate, do not wrap")] + mistakes
 
 
 def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray]) -> None:
@@ -269,9 +278,12 @@ def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray])
         lo, hi = _RANGES[dtype]
         want = np.array([_exact_requantize(int(a), m0, shift, zp, lo, hi) for a in acc])
         if not np.array_equal(got, want):
-            i = _first_wrong(got, want)
+            wrong = np.flatnonzero(got != want)
+            i = int(wrong[0])
             a = int(acc[i])
-            hint = _requantize_hint(a, m0, shift, zp, dtype, int(got[i]))
+            hint = _hint(lambda e: _requantize_mistakes(int(acc[e]), m0, shift, zp, dtype), got, wrong,
+                         "compute acc·m0 exactly (np.int64 or Python int: it needs up to 62 bits) and divide by "
+                         "2**(31 + shift)")
             raise CheckFailed(f"requantize: wrong value for m0={m0}, shift={shift}, zero_point={zp}, dtype={dtype!r}: "
                               f"acc[{i}] = {a} (acc·M = {float(Fraction(a * m0, 2 ** (31 + shift))):.6f}): "
                               f"expected {want[i]}, got {got[i]}. Hint: {hint}.")
