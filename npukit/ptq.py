@@ -56,6 +56,8 @@ class Observer:
     keep only a histogram too, but add bins of the same width instead.)
     ``percentile`` (in (50, 100]) is the share of values kept in the range.
 
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
+
     Examples
     --------
     >>> obs = Observer("percentile", percentile=99.0)
@@ -167,6 +169,8 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
 
     What calibration observes, and what quantized activations are compared with.
 
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
+
     Parameters
     ----------
     model : onnx.ModelProto
@@ -247,6 +251,8 @@ def _activation_edges(model: Any, keep_float: Sequence[str]) -> list[str]:
 def calibrate(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", percentile: float = 99.99,
               batch: int = 64, keep_float: Sequence[str] = ()) -> dict[str, QParams]:
     """uint8 quantizers for a model's activations, from :class:`Observer` statistics over the data.
+
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -370,6 +376,8 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     and an int32 bias of scale ``s_x·s_w`` through DequantizeLinear. The
     float operators stay; a runtime that knows the pattern runs them in INT8.
 
+    See chapter 6, "CameraNet as a QDQ model, on a real runtime" (chapters/06_quant.md).
+
     Parameters
     ----------
     model, calibration_data, method, percentile, keep_float
@@ -409,6 +417,8 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
         raise TypeError(f"per_channel must be True or False, got {per_channel!r}")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
+    if fixed is not None and not isinstance(fixed, dict):
+        raise TypeError(f"fixed must be a dict of tensor name -> QParams, got {type(fixed).__name__}")
     for t, p in (fixed or {}).items():
         if t not in act or not isinstance(p, QParams):
             raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
@@ -449,6 +459,8 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     Follows the contract of :mod:`npukit.tally`: ``ctx.model`` with BatchNorm
     folded, calibrated (min–max) on 128 images of ``shapes_dataset(seed=7)``,
     run with :func:`npukit.qarith.integer_forward` on 500 held-out images.
+
+    See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
     Examples
     --------

@@ -47,6 +47,8 @@ def quantize_multiplier(real: Any) -> tuple[Any, Any]:
     (negative for a multiplier ≥ 1). For a float32 ``real`` (what an ONNX
     model stores) the representation is exact.
 
+    See chapter 6, "Integer-only inference" (chapters/06_quant.md).
+
     Parameters
     ----------
     real : float or numpy.ndarray
@@ -124,6 +126,8 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     +inf) and then a rounding right shift (ties away from zero), the zero
     point added after; the first rounding can push the second across a tie,
     so it sometimes differs by one step.
+
+    See chapter 6, "Integer-only inference" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -209,6 +213,8 @@ def qmatmul(a: np.ndarray, a_zero_point: Any, b: np.ndarray, b_zero_point: Any =
     float64 through BLAS, which is exact for integers below 2^53, then
     checked to fit int32). ``b_zero_point`` may be 1-D along ``b``'s columns.
 
+    See chapter 6, "Integer-only inference" (chapters/06_quant.md).
+
     Raises
     ------
     TypeError, ValueError
@@ -223,8 +229,12 @@ def qmatmul(a: np.ndarray, a_zero_point: Any, b: np.ndarray, b_zero_point: Any =
     a, b = _int_operand(a, "a"), _int_operand(b, "b")
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"a and b must be 2-D with a.shape[1] == b.shape[0], got {a.shape} and {b.shape}")
-    za, zb = np.asarray(a_zero_point, np.float64), np.asarray(b_zero_point, np.float64)
-    total = (a.astype(np.float64) - za) @ (b.astype(np.float64) - zb)
+    za = _check.integer(a_zero_point, "a_zero_point")
+    zb = np.asarray(b_zero_point)
+    if zb.dtype.kind not in "iu" or zb.size not in (1, b.shape[1]) or zb.ndim > 1:
+        raise ValueError(f"b_zero_point must be an integer or one integer per column of b ({b.shape[1]}), "
+                         f"got {zb.ravel()[:4]}")
+    total = (a.astype(np.float64) - za) @ (b.astype(np.float64) - zb.astype(np.float64))
     return _exact_int32(total, "the product")
 
 
@@ -252,6 +262,8 @@ def qconv(x: np.ndarray, x_zero_point: Any, w: np.ndarray, w_zero_point: Any = 0
     The input is padded with its *zero point*, so that a padded pixel is the
     real value 0, as QLinearConv requires. ``bias`` is int32 with scale
     ``s_x·s_w`` and is added to the sums.
+
+    See chapter 6, "Integer-only inference" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -283,6 +295,7 @@ def qconv(x: np.ndarray, x_zero_point: Any, w: np.ndarray, w_zero_point: Any = 0
     [0, 0, 0, 0]
     """
     x, w = _int_operand(x, "x"), _int_operand(w, "w")
+    x_zero_point = _check.integer(x_zero_point, "x_zero_point")
     stride, pad = _check.integer(stride, "stride", minimum=1), _check.integer(pad, "pad", minimum=0)
     groups = _check.integer(groups, "groups", minimum=1)
     if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
@@ -403,6 +416,8 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     at the output zero point; a GlobalAveragePool sums integers and
     requantizes by ``s_x / (H·W·s_y)``. Only the input's QuantizeLinear and
     the logits' final rescale touch floats.
+
+    See chapter 6, "CameraNet as a QDQ model, on a real runtime" (chapters/06_quant.md).
 
     Parameters
     ----------

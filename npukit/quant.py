@@ -69,6 +69,8 @@ FLOAT_FORMATS: dict[str, tuple[int, int, float, str]] = {
 def qrange(dtype: str) -> tuple[int, int]:
     """The lowest and highest integer of a quantized type.
 
+    See chapter 6, "The affine map, as ONNX defines it" (chapters/06_quant.md).
+
     Examples
     --------
     >>> qrange("int8"), qrange("uint4")
@@ -156,6 +158,7 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any = None, dtype: str = "ui
     clamped to the type's range (also for ±inf). Per tensor: scalar ``scale``;
     per axis: 1-D ``scale`` along ``axis``; blocked (ONNX opset ≥ 21): ``scale``
     with ``ceil(x.shape[axis] / block_size)`` entries along ``axis``.
+    See chapter 6, "The affine map, as ONNX defines it" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -205,6 +208,8 @@ def dequantize(q: np.ndarray, scale: Any, zero_point: Any = None, dtype: str | N
                block_size: int = 0) -> np.ndarray:
     """ONNX DequantizeLinear: ``x = (float32(q) − zero_point) · scale``, in float32.
 
+    See chapter 6, "The affine map, as ONNX defines it" (chapters/06_quant.md).
+
     Parameters
     ----------
     q : numpy.ndarray
@@ -253,8 +258,9 @@ def fake_quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str =
     ``q = rint(x·isc + ish) + qmin`` with the float32 constants
     ``isc = (qmax − qmin)/(ih − il)`` and ``ish = −il·isc``: a multiply by an
     (inexact) reciprocal instead of a division, and rounding *after* the
-    zero point is in (ties to even). Chapter 6 measures it against the
-    runtime itself.
+    zero point is in (ties to even). See chapter 6, "CameraNet as a QDQ
+    model, on a real runtime" (chapters/06_quant.md), which measures it
+    against the runtime itself.
 
     Parameters
     ----------
@@ -302,6 +308,8 @@ def fake_quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str =
 @dataclass(frozen=True)
 class QParams:
     """A quantizer: scale(s), zero point(s), type and axis (``None`` = per tensor).
+
+    See chapter 6, "Per tensor, per channel, per block" (chapters/06_quant.md).
 
     Examples
     --------
@@ -390,6 +398,7 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
     ``scale = (hi − lo)/(qmax − qmin)``, ``zero_point = qmin − round(lo/scale)``.
     Symmetric: ``scale = max(|lo|, hi)/127`` for 8 bits (−127…127, "narrow
     range") and zero point 0 (128 for unsigned types).
+    See chapter 6, "Per tensor, per channel, per block" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -465,6 +474,7 @@ def to_float(x: np.ndarray, fmt: str, *, saturate: bool = False) -> np.ndarray:
     (float8_e4m3fn, which has no inf), or, with ``saturate=True``, the largest
     finite value of its sign (ONNX's ``saturate`` for FP8). NaN stays NaN (its
     payload is not kept); −0 stays −0.
+    See chapter 6, "Smaller floats: fp16, bf16 and FP8" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -516,6 +526,7 @@ def to_bfloat16(x: np.ndarray) -> np.ndarray:
 
     bfloat16 keeps float32's range and drops its 16 low mantissa bits, with
     round-to-nearest-even. The result is float32 with those 16 bits zero.
+    See chapter 6, "Smaller floats: fp16, bf16 and FP8" (chapters/06_quant.md).
 
     Raises
     ------
@@ -549,6 +560,7 @@ def sqnr(x: np.ndarray, y: np.ndarray) -> float:
 
     ``10·log10(Σx² / Σ(x − y)²)``; inf when equal. Each extra bit of a
     uniform quantizer adds about 6 dB.
+    See chapter 6, "Smaller floats: fp16, bf16 and FP8" (chapters/06_quant.md).
 
     Raises
     ------
@@ -567,6 +579,8 @@ def sqnr(x: np.ndarray, y: np.ndarray) -> float:
 
 def cosine(x: np.ndarray, y: np.ndarray) -> float:
     """Cosine similarity of two tensors, flattened (1 = same direction).
+
+    See chapter 6, "CameraNet as a QDQ model, on a real runtime" (chapters/06_quant.md).
 
     Raises
     ------

@@ -244,3 +244,17 @@ def test_fake_quantize_is_what_openvino_computes(scale, zp, dtype):
     assert np.array_equal(quant.fake_quantize(x, scale, zp, dtype), _ov_quantize(x, scale, zp, dtype))
 
 
+
+
+@pytest.mark.parametrize("fmt,onnx_type", [("float8_e4m3fn", TensorProto.FLOAT8E4M3FN), ("float8_e5m2", TensorProto.FLOAT8E5M2)])
+@pytest.mark.parametrize("saturate", [True, False])
+def test_fp8_with_infinities_matches_onnx_cast(fmt, onnx_type, saturate):
+    """ONNX Cast (opset 21) to FP8 and back, including ±inf, NaN and values beyond the largest finite one."""
+    x = np.concatenate([_all_kinds_of_float32(2000, seed=11), np.float32([np.inf, -np.inf, 1e6, -1e6, 500, 3e-10])])
+    cast = helper.make_node("Cast", ["x"], ["y"], to=onnx_type, saturate=int(saturate))
+    back = helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)
+    graph = helper.make_graph([cast, back], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(x)])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [len(x)])])
+    with np.errstate(all="ignore"):
+        want = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])).run(None, {"x": x})[0]
+        assert _same_bits(quant.to_float(x, fmt, saturate=saturate), want)

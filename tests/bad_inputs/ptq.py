@@ -31,6 +31,7 @@ CASES = [
     bad(ptq.calibrate, CameraNet.pretrained().to_onnx(), CAL, names="fold"),
     bad(ptq.to_qdq, FOLDED, CAL, fixed={"nope": quant.QParams(np.float32(1), np.int64(0), "uint8")}, names="fixed"),
     bad(ptq.to_qdq, FOLDED, CAL, keep_float="stem.conv", exc=TypeError, names="keep_float"),
+    bad(ptq.to_qdq, FOLDED, CAL, fixed=[("image", None)], exc=TypeError, names="fixed"),
     bad(ptq.float_forward, "model.onnx", CAL, exc=TypeError, names="model"),
     bad(ptq.float_forward, FOLDED, np.zeros((2, 3, 32, 32)), exc=TypeError, names="images"),
     bad(ptq.float_forward, CameraNet.pretrained().to_onnx(), CAL, names="BatchNormalization"),

@@ -37,4 +37,8 @@ CASES = [
     bad(qarith.integer_forward, FOLDED, np.zeros((2, 3, 32, 32), np.float32), record="yes", exc=TypeError,
         names="record"),
     bad(qarith.integer_forward, FOLDED, np.zeros((0, 3, 32, 32), np.float32), names="images"),
+    bad(qarith.qmatmul, np.uint8([[1]]), 0.5, np.int8([[1]]), exc=TypeError, names="a_zero_point"),
+    bad(qarith.qmatmul, np.uint8([[1]]), 0, np.int8([[1]]), np.float32([0.5]), names="b_zero_point"),
+    bad(qarith.qconv, np.zeros((1, 1, 4, 4), np.uint8), "0", np.zeros((1, 1, 1, 1), np.int8), exc=TypeError,
+        names="x_zero_point"),
 ]
