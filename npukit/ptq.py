@@ -1,4 +1,4 @@
-"""Post-training quantization of a model: calibrate, write a QDQ model, run it with integers only.
+"""Post-training quantization of a model: calibrate its activations, write it as an ONNX QDQ model.
 
 The invariant this module teaches:
 
