@@ -358,7 +358,7 @@ def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
     assert measured > 0.05                                           # the pitfall is real
     assert "not what this experiment measures" in _fails(teach.check_calibration_prediction, lambda: 0.5, 0.5)
     assert "larger than you expected" in _fails(teach.check_calibration_prediction, lambda: 0.0, measured)
-    teach.check_calibration_prediction(lambda: round(measured, 2), measured)
+    teach.check_calibration_prediction(eval(f"lambda: {round(measured, 2)}"), measured)   # a literal, no closure
     assert "✓ prediction" in capsys.readouterr().out
 
 
@@ -397,3 +397,16 @@ def test_student_edition_fails_only_in_the_unfinished_exercises_check_cells(tmp_
             assert [e.ename for e in errors] == ["NotAttempted"], (i, errors)
         else:
             assert not errors, (i, cell.source[:80], errors[0].ename if errors else None)
+
+
+def test_a_prediction_that_reads_the_measurement_is_refused():
+    """``def my_prediction(): return measured_drop`` runs after the measurement cell; the checker cuts it off."""
+    ns = {}
+    exec("measured_drop = 0.147\ndef my_prediction():\n    return measured_drop\n", ns)
+    assert "not read the notebook" in _fails(teach.check_calibration_prediction, ns["my_prediction"], 0.147)
+
+    def outer():
+        value = 0.147
+        return lambda: value
+
+    assert "plain function" in _fails(teach.check_calibration_prediction, outer(), 0.147)

@@ -353,6 +353,27 @@ def check_channel_scales(fn: Callable[[np.ndarray], np.ndarray]) -> None:
 _DROP: dict[int, float] = {}
 
 
+def _sealed(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with nothing of the notebook in reach: a prediction may not read the measurement."""
+    import builtins
+    import types
+
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    if fn.__closure__:
+        raise CheckFailed("prediction: write my_prediction as a plain function that returns your number")
+    sealed = types.FunctionType(fn.__code__, {"__builtins__": builtins, "np": np}, fn.__name__, fn.__defaults__)
+
+    def run() -> Any:
+        try:
+            return sealed()
+        except NameError as e:
+            raise CheckFailed(f"prediction: my_prediction must return your own number, not read the notebook's "
+                              f"variables ({e}); predict before you measure") from None
+
+    return run
+
+
 def _measured_drop(n_images: int) -> float:
     """The lab's experiment, run by the checker: INT8 accuracy with representative minus night calibration."""
     if n_images not in _DROP:
@@ -402,7 +423,7 @@ def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *,
     """
     if not callable(fn):
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
-    p = learner_call("prediction", fn, forbid=_forbidden())
+    p = learner_call("prediction", _sealed(fn), forbid=_forbidden())
     if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
         raise CheckFailed(f"prediction: return a number (a fraction such as 0.1), got {p!r}")
     p = float(p)
