@@ -366,6 +366,16 @@ class _QDQWriter:
         return inputs
 
 
+def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
+    """Check ``to_qdq``'s ``fixed``: known quantizers for some of the calibrated tensors."""
+    if fixed is not None and not isinstance(fixed, dict):
+        raise TypeError(f"fixed must be a dict of tensor name -> QParams, got {type(fixed).__name__}")
+    for t, p in (fixed or {}).items():
+        if t not in act or not isinstance(p, QParams):
+            raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
+    return dict(fixed or {})
+
+
 def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", percentile: float = 99.99,
            per_channel: bool = True, keep_float: Sequence[str] = (), fixed: dict[str, QParams] | None = None) -> Any:
     """Write a float model as an ONNX QDQ model: uint8 activations, int8 weights, int32 biases.
@@ -417,12 +427,7 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
         raise TypeError(f"per_channel must be True or False, got {per_channel!r}")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
-    if fixed is not None and not isinstance(fixed, dict):
-        raise TypeError(f"fixed must be a dict of tensor name -> QParams, got {type(fixed).__name__}")
-    for t, p in (fixed or {}).items():
-        if t not in act or not isinstance(p, QParams):
-            raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
-        act[t] = p
+    act.update(_fixed(fixed, act))
     flat = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Flatten"}
     outputs = {o.name for o in graph.output}
     out = _QDQWriter(act, inits, per_channel)
