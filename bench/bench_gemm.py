@@ -7,7 +7,7 @@ Printed side by side in one run:
   size, each pair timed alternately, so that whatever else the machine is
   doing slows both sides of a ratio alike;
 * the measured breakdown of ``tiled_matmul``'s time per tile side at 1024³
-  (``npukit.figures.gemm.breakdown``: arithmetic, BLAS's per-call work,
+  (``blas.breakdown``: arithmetic, BLAS's per-call work,
   threading, tile traffic, accumulation passes, the Python loop) beside the
   model's prediction;
 * the goal (issue 16): a tile whose working set fits 1 MiB, (256, 256, 256)
@@ -33,8 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from npukit import gemm, measure  # noqa: E402
-from npukit.figures import gemm as fg  # noqa: E402
+from npukit import blas, gemm, measure  # noqa: E402
 
 GOAL = 0.8
 TILE = (256, 256, 256)
@@ -90,9 +89,9 @@ def ladder(n: int, repeat: int) -> float:
 
     A, B = operands(48)
     a, b = A.tolist(), B.tolist()
-    rung("python loops", 48, lambda: fg._python_matmul(a, b), A, B, 3)
+    rung("python loops", 48, lambda: blas._python_matmul(a, b), A, B, 3)
     A, B = operands(256)
-    rung("row-vectorised", 256, lambda: fg._row_matmul(A, B), A, B, 3)
+    rung("row-vectorised", 256, lambda: blas._row_matmul(A, B), A, B, 3)
     A, B = operands(n)
     rung("tiled (32, 32, 32)", n, lambda: gemm.tiled_matmul(A, B, (32, 32, 32)), A, B, 3)
     best = rung(f"tiled {TILE}", n, lambda: gemm.tiled_matmul(A, B, TILE), A, B, repeat)
@@ -104,9 +103,9 @@ def ladder(n: int, repeat: int) -> float:
     return best
 
 
-def breakdown(n: int) -> fg.Breakdown:
+def breakdown(n: int) -> blas.Breakdown:
     """Print where tiled_matmul's time goes per tile side, with both thread settings, and the model."""
-    bd = fg.breakdown(n, SIDES, repeat=5)
+    bd = blas.breakdown(n, SIDES, repeat=5)
     for threads in ("all", "one"):
         t, parts, model = bd._pick(threads), bd.components(threads), bd.model(threads)
         print(f"\nBLAS with {'its threads as they are' if threads == 'all' else 'one thread'}: numpy.matmul "

@@ -14,7 +14,8 @@ tensors          1. Tensors are memory
 layouts          2. Layouts
 graphs           3. Graphs and the roofline: what a graph costs
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
-gemm             4. GEMM and tiling
+gemm             4. GEMM and tiling: loop orders, tiles and the DRAM traffic they cause
+blas             4. … measured: from Python loops to BLAS, where a tiled product's time goes
 systolic         5. Systolic arrays: one GEMM on one array (dataflows, folds, cycles)
 accelerator      5. … and the array in a system (networks, peak vs delivered TOPS, memory)
 quant            6. Quantization: number formats, the ONNX affine map, choosing scales
@@ -45,7 +46,7 @@ __version__ = "0.1.0"
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
                              6: "ptq", 7: "deploy"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "systolic", "accelerator",
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "blas", "systolic", "accelerator",
                "quant", "qarith", "ptq", "deploy", "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import gemm
+from npukit import blas, gemm
 from npukit.figures import gemm as fg
 from npukit.models import CameraNet
 
@@ -413,7 +413,7 @@ def test_numbers_rows():
 
 
 def test_ladder_small_is_correct_and_ordered():
-    rungs = fg.ladder(32, python_n=6, row_n=8, small_tile=(8, 8, 8), good_tile=(32, 32, 32),
+    rungs = blas.ladder(32, python_n=6, row_n=8, small_tile=(8, 8, 8), good_tile=(32, 32, 32),
                       dtype="float64", repeat=1, warmup=0)
     assert [r.name for r in rungs] == ["python", "row-vectorised", "tiled, small tile", "tiled, good tile", "numpy.matmul"]
     assert all(r.ok and r.error < 1e-12 and r.gflops > 0 and r.seconds > 0 for r in rungs)
@@ -423,12 +423,12 @@ def test_ladder_small_is_correct_and_ordered():
 def _timings(threads, **kw):
     base = dict(numpy=1e-3, step=1e-6, bandwidth=1e10, tiled=[9e-3, 3e-3], python=[1e-3, 1e-4],
                 accumulate=[2e-3, 5e-4], calls=[5e-3, 2e-3], kernel=[2e-7, 1.5e-6])
-    return fg.Timings(threads, **(base | kw))
+    return blas.Timings(threads, **(base | kw))
 
 
 def test_breakdown_components_add_up_to_the_measurement():
     one = _timings("one", numpy=2e-3, tiled=[12e-3, 4e-3], calls=[8e-3, 3e-3], kernel=[3e-7, 2.5e-6])
-    bd = fg.Breakdown(64, (16, 32), _timings("all"), one)
+    bd = blas.Breakdown(64, (16, 32), _timings("all"), one)
     for threads in ("all", "one"):
         parts = bd.components(threads)
         np.testing.assert_allclose(sum(parts.values()), bd._pick(threads).tiled)
@@ -442,17 +442,17 @@ def test_breakdown_components_add_up_to_the_measurement():
 
 
 def test_breakdown_measures_and_draws():
-    bd = fg.breakdown(64, sides=(16, 64), repeat=1)
+    bd = blas.breakdown(64, sides=(16, 64), repeat=1)
     assert bd.sides == (16, 64) and bd.one.threads == "one" and bd.all.accumulate[1] == 0.0
     fig = fg.breakdown_figure(bd)
     assert len(fig.data) == 2 * (len(fg._PARTS) + 2)
     assert sum(bool(tr.visible) for tr in fig.data) == len(fg._PARTS) + 2
     with pytest.raises(ValueError, match="sides must be increasing"):
-        fg.breakdown(64, sides=(32, 16))
+        blas.breakdown(64, sides=(32, 16))
 
 
 def test_transposes_measure_and_draw():
-    t = fg.transposes(96, sides=(8, 32, 200), repeat=1)
+    t = blas.transposes(96, sides=(8, 32, 200), repeat=1)
     assert t.sides == (8, 32, 200) and len(t.blocked) == 3 and t.itemsize == 4
     assert t.rate(1.0) == 2 * 96 * 96 * 4
     fig = fg.transpose_figure(t)
@@ -467,7 +467,7 @@ def test_figures():
     tr = fig.data[0]  # a point whose tile does not fit the buffer is left out
     for b, y in zip(tr.x, tr.y):
         assert (y is None) == (not fits(64, 64, 64, (b, b, 4), 4, 4, 8 * 1024))
-    rungs = [fg.Rung("a", 8, 1.0, 0.5, 0.0, True), fg.Rung("b", 8, 0.1, 5.0, 0.0, True)]
+    rungs = [blas.Rung("a", 8, 1.0, 0.5, 0.0, True), blas.Rung("b", 8, 0.1, 5.0, 0.0, True)]
     bar = fg.ladder_figure(rungs, peak_gflops=50.0)
     assert list(bar.data[0].y) == [0.5, 5.0]
     assert "10% of peak" in bar.data[0].text[1]

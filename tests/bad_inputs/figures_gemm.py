@@ -3,10 +3,11 @@
 from badinput import bad
 
 from npukit import gemm
+from npukit import blas
 from npukit.figures import gemm as fg
 
 nan, inf = float("nan"), float("inf")
-RUNGS = [fg.Rung("tile 8³", 64, 1e-3, 0.5, 0.0, True), fg.Rung("tile 16³", 64, 1e-3, 0.7, 0.0, True)]
+RUNGS = [blas.Rung("tile 8³", 64, 1e-3, 0.5, 0.0, True), blas.Rung("tile 16³", 64, 1e-3, 0.7, 0.0, True)]
 
 
 def _rung(**kw):
@@ -18,15 +19,15 @@ def _timings(**kw):
                 accumulate=[1e-4], calls=[2e-3], kernel=[1e-6]) | kw
 
 
-T = fg.Timings(**_timings())
-BD = fg.Breakdown(64, (16,), T, fg.Timings(**_timings(threads="one")))
+T = blas.Timings(**_timings())
+BD = blas.Breakdown(64, (16,), T, blas.Timings(**_timings(threads="one")))
 
 
 def _transposes(**kw):
     return dict(n=64, itemsize=4, copy=1e-5, naive=1e-4, sides=(8, 16), blocked=(3e-5, 2e-5)) | kw
 
 
-TR = fg.Transposes(**_transposes())
+TR = blas.Transposes(**_transposes())
 
 CASES = [
     # traffic_figure
@@ -67,64 +68,64 @@ CASES = [
     bad(fg.schedule_figure, gemm.compulsory(8, 8, 8), None, exc=TypeError, names="low"),
     bad(fg.schedule_figure, gemm.compulsory(8, 8, 8), gemm.compulsory(8, 8, 8), title=3, exc=TypeError, names="title"),
     # Rung
-    bad(fg.Rung, **_rung(name=3), exc=TypeError, names="name"),
-    bad(fg.Rung, **_rung(n=0), names="n"),
-    bad(fg.Rung, **_rung(n=8.0), exc=TypeError, names="n"),
-    *[bad(fg.Rung, **_rung(**{f: v}), exc=e, names=f) for f in ("seconds", "gflops")
+    bad(blas.Rung, **_rung(name=3), exc=TypeError, names="name"),
+    bad(blas.Rung, **_rung(n=0), names="n"),
+    bad(blas.Rung, **_rung(n=8.0), exc=TypeError, names="n"),
+    *[bad(blas.Rung, **_rung(**{f: v}), exc=e, names=f) for f in ("seconds", "gflops")
       for v, e in ((0.0, ValueError), (-1.0, ValueError), (nan, ValueError), (inf, ValueError), ("1", TypeError))],
-    bad(fg.Rung, **_rung(error=-1.0), names="error"),
-    bad(fg.Rung, **_rung(error="0"), exc=TypeError, names="error"),
-    bad(fg.Rung, **_rung(error=True), exc=TypeError, names="error"),
-    bad(fg.Rung, **_rung(ok=1), exc=TypeError, names="ok"),
+    bad(blas.Rung, **_rung(error=-1.0), names="error"),
+    bad(blas.Rung, **_rung(error="0"), exc=TypeError, names="error"),
+    bad(blas.Rung, **_rung(error=True), exc=TypeError, names="error"),
+    bad(blas.Rung, **_rung(ok=1), exc=TypeError, names="ok"),
     # ladder (refused before anything is timed)
-    bad(fg.ladder, 0, names="n"),
-    bad(fg.ladder, 8.0, exc=TypeError, names="n"),
-    bad(fg.ladder, 8, python_n=0, names="python_n"),
-    bad(fg.ladder, 8, row_n=True, exc=TypeError, names="row_n"),
-    bad(fg.ladder, 8, small_tile=(8, 0, 8), names="small_tile[1]"),
-    bad(fg.ladder, 8, good_tile=(8, 8), exc=TypeError, names="good_tile"),
-    bad(fg.ladder, 8, dtype="int8", names="dtype"),
-    bad(fg.ladder, 8, dtype="no-such-type", exc=TypeError, names="dtype"),
-    bad(fg.ladder, 8, repeat=0, names="repeat"),
-    bad(fg.ladder, 8, repeat="5", exc=TypeError, names="repeat"),
-    bad(fg.ladder, 8, warmup=-1, names="warmup"),
-    bad(fg.ladder, 8, seed=-1, names="seed"),
-    bad(fg.ladder, 8, seed=1.5, exc=TypeError, names="seed"),
+    bad(blas.ladder, 0, names="n"),
+    bad(blas.ladder, 8.0, exc=TypeError, names="n"),
+    bad(blas.ladder, 8, python_n=0, names="python_n"),
+    bad(blas.ladder, 8, row_n=True, exc=TypeError, names="row_n"),
+    bad(blas.ladder, 8, small_tile=(8, 0, 8), names="small_tile[1]"),
+    bad(blas.ladder, 8, good_tile=(8, 8), exc=TypeError, names="good_tile"),
+    bad(blas.ladder, 8, dtype="int8", names="dtype"),
+    bad(blas.ladder, 8, dtype="no-such-type", exc=TypeError, names="dtype"),
+    bad(blas.ladder, 8, repeat=0, names="repeat"),
+    bad(blas.ladder, 8, repeat="5", exc=TypeError, names="repeat"),
+    bad(blas.ladder, 8, warmup=-1, names="warmup"),
+    bad(blas.ladder, 8, seed=-1, names="seed"),
+    bad(blas.ladder, 8, seed=1.5, exc=TypeError, names="seed"),
     # Timings and Breakdown
-    bad(fg.Timings, **_timings(threads="two"), names="threads"),
-    *[bad(fg.Timings, **_timings(**{f: v}), exc=e, names=f) for f in ("numpy", "step", "bandwidth")
+    bad(blas.Timings, **_timings(threads="two"), names="threads"),
+    *[bad(blas.Timings, **_timings(**{f: v}), exc=e, names=f) for f in ("numpy", "step", "bandwidth")
       for v, e in ((0.0, ValueError), (nan, ValueError), (-1.0, ValueError), ("1", TypeError))],
-    *[bad(fg.Timings, **_timings(**{f: v}), exc=e, names=n) for f in ("tiled", "python", "calls", "kernel")
+    *[bad(blas.Timings, **_timings(**{f: v}), exc=e, names=n) for f in ("tiled", "python", "calls", "kernel")
       for v, e, n in ((1e-3, TypeError, f), ([0.0], ValueError, f"{f}[0]"), ([inf], ValueError, f"{f}[0]"))],
-    bad(fg.Timings, **_timings(accumulate=[-1.0]), names="accumulate[0]"),
-    bad(fg.Timings, **_timings(tiled=[1e-3, 2e-3]), names="one time per tile side"),
-    bad(fg.Timings, **_timings(tiled=[], python=[], accumulate=[], calls=[], kernel=[]), names="at least one"),
-    bad(fg.Breakdown, 0, (16,), T, T, names="n"),
-    bad(fg.Breakdown, 64, (0,), T, T, names="sides[0]"),
-    bad(fg.Breakdown, 64, (16, 32), T, T, names="all must have one time per side"),
-    bad(fg.Breakdown, 64, (16,), "T", T, exc=TypeError, names="all"),
+    bad(blas.Timings, **_timings(accumulate=[-1.0]), names="accumulate[0]"),
+    bad(blas.Timings, **_timings(tiled=[1e-3, 2e-3]), names="one time per tile side"),
+    bad(blas.Timings, **_timings(tiled=[], python=[], accumulate=[], calls=[], kernel=[]), names="at least one"),
+    bad(blas.Breakdown, 0, (16,), T, T, names="n"),
+    bad(blas.Breakdown, 64, (0,), T, T, names="sides[0]"),
+    bad(blas.Breakdown, 64, (16, 32), T, T, names="all must have one time per side"),
+    bad(blas.Breakdown, 64, (16,), "T", T, exc=TypeError, names="all"),
     bad(BD.components, "two", names="threads"),
     bad(BD.model, 1, names="threads"),
     # breakdown (refused before anything is timed)
-    bad(fg.breakdown, 0, names="n"),
-    bad(fg.breakdown, 64, (), names="sides"),
-    bad(fg.breakdown, 64, (16, 0), names="sides[1]"),
-    bad(fg.breakdown, 64, (32, 16), names="sides must be increasing"),
-    bad(fg.breakdown, 64, "16", exc=TypeError, names="sides"),
-    bad(fg.breakdown, 64, (16,), repeat=0, names="repeat"),
-    bad(fg.breakdown, 64, (16,), seed=-1, names="seed"),
+    bad(blas.breakdown, 0, names="n"),
+    bad(blas.breakdown, 64, (), names="sides"),
+    bad(blas.breakdown, 64, (16, 0), names="sides[1]"),
+    bad(blas.breakdown, 64, (32, 16), names="sides must be increasing"),
+    bad(blas.breakdown, 64, "16", exc=TypeError, names="sides"),
+    bad(blas.breakdown, 64, (16,), repeat=0, names="repeat"),
+    bad(blas.breakdown, 64, (16,), seed=-1, names="seed"),
     # Transposes and transposes
-    bad(fg.Transposes, **_transposes(n=0), names="n"),
-    bad(fg.Transposes, **_transposes(itemsize=2.0), exc=TypeError, names="itemsize"),
-    bad(fg.Transposes, **_transposes(copy=0.0), names="copy"),
-    bad(fg.Transposes, **_transposes(naive=nan), names="naive"),
-    bad(fg.Transposes, **_transposes(sides=()), names="sides"),
-    bad(fg.Transposes, **_transposes(blocked=(1e-5,)), names="blocked must have one time per side"),
-    bad(fg.Transposes, **_transposes(blocked=(1e-5, -1.0)), names="blocked[1]"),
+    bad(blas.Transposes, **_transposes(n=0), names="n"),
+    bad(blas.Transposes, **_transposes(itemsize=2.0), exc=TypeError, names="itemsize"),
+    bad(blas.Transposes, **_transposes(copy=0.0), names="copy"),
+    bad(blas.Transposes, **_transposes(naive=nan), names="naive"),
+    bad(blas.Transposes, **_transposes(sides=()), names="sides"),
+    bad(blas.Transposes, **_transposes(blocked=(1e-5,)), names="blocked must have one time per side"),
+    bad(blas.Transposes, **_transposes(blocked=(1e-5, -1.0)), names="blocked[1]"),
     bad(TR.rate, 0.0, names="seconds"),
-    bad(fg.transposes, 0, names="n"),
-    bad(fg.transposes, 64, (), names="sides"),
-    bad(fg.transposes, 64, (8, 2.5), exc=TypeError, names="sides[1]"),
-    bad(fg.transposes, 64, (8,), repeat=0, names="repeat"),
-    bad(fg.transposes, 64, (8,), seed="0", exc=TypeError, names="seed"),
+    bad(blas.transposes, 0, names="n"),
+    bad(blas.transposes, 64, (), names="sides"),
+    bad(blas.transposes, 64, (8, 2.5), exc=TypeError, names="sides[1]"),
+    bad(blas.transposes, 64, (8,), repeat=0, names="repeat"),
+    bad(blas.transposes, 64, (8,), seed="0", exc=TypeError, names="seed"),
 ]
