@@ -9,10 +9,10 @@ X = np.float32([0.5, 1.0])
 ACC = np.int32([10, 20])
 
 
-from npukit import graphs  # noqa: E402
+from npukit import rewrites  # noqa: E402
 from npukit.models import CameraNet  # noqa: E402
 
-FOLDED = graphs.fold_batchnorm(CameraNet.pretrained().to_onnx())
+FOLDED = rewrites.fold_batchnorm(CameraNet.pretrained().to_onnx())
 CAL = np.zeros((2, 3, 32, 32), np.float32)
 
 CASES = [
