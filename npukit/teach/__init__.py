@@ -33,6 +33,6 @@ __all__ = [
     "make_student_edition", "make_student_notebook", "strip_solutions",
 ]
 
-from . import guard  # noqa: E402  (the watch and the seal, used by core)
+from . import grade, guard  # noqa: E402  (the grader; the watch and the seal, used by core)
 
 core._seal(globals())  # every check_* above: refuses to run when patched, records its outcome

@@ -60,7 +60,6 @@ __all__ = [
     "NotAttempted",
     "check",
     "learner_call",
-    "first_difference",
     "GRADE_SEED_ENV",
 ]
 
@@ -190,16 +189,15 @@ def _call(name: str, fn: Callable[..., Any], args: tuple, forbidden: guard.Forbi
         if label is not None:
             raise CheckFailed(f"{name}: your function is {label} itself. This exercise asks you to write it "
                               "yourself; npukit's implementation and the checkers' references are off limits.")
-    try:
-        result, seen = guard.watch(fn, args, forbidden)
-    except CheckFailed:
-        raise
-    except Exception as exc:
+    result, seen, exc = guard.watch(fn, args, forbidden)
+    if exc is not None and seen.called is None and not seen.unhooked:
+        if isinstance(exc, CheckFailed):
+            raise exc
         if isinstance(exc, NotImplementedError) and _raised_by_learner(exc.__traceback__):
             raise NotAttempted(f"{name}: not attempted yet (the function still raises NotImplementedError).") from None
         where = _learner_lines(exc.__traceback__)
         if not where:
-            raise   # an error of the checker itself, not of the learner's code
+            raise exc   # an error of the checker itself, not of the learner's code
         raise LearnerError(f"{name}: your function raised {type(exc).__name__}: {_clip(str(exc), 200)} "
                            f"(input: {_inputs(args)}).", where) from None
     if seen.unhooked:
@@ -500,8 +498,8 @@ def _digest(case: Any) -> bytes | None:
 # ---- the seal and the ledger ---------------------------------------------------------------
 
 
-def _refuse_tampering(name: str) -> None:
-    problems = guard.tampering()
+def _refuse_tampering(name: str, _scan: Callable[[], list[str]] = guard.tampering) -> None:
+    problems = _scan()   # bound at import: replacing guard.tampering later changes nothing here
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CheckFailed(f"{name}: {problems[0]}{more} after npukit.teach was imported, so no check can be "

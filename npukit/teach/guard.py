@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterable
 __all__ = ["Forbidden", "Watch", "watch", "seal", "tampering", "forbidden_label", "forbidden_of", "is_user_code"]
 
 _TEACH_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(__import__("numpy").__file__)) + os.sep
 _NPUKIT_DIR = os.path.dirname(_TEACH_DIR.rstrip(os.sep)) + os.sep
 _LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
                               if (p := sysconfig.get_paths().get(key))} | {_NPUKIT_DIR}))
@@ -91,6 +92,7 @@ class Forbidden:
         self.code: dict[int, str] = {}          # id(code object) -> readable name
         self.builtin: dict[int, str] = {}       # id(built-in function) -> readable name
         self.method: dict[tuple[type, str], str] = {}  # (class, name) of a built-in method -> readable name
+        self.numpy: dict[str, str] = {}         # name of a NumPy dispatcher around a C function -> readable name
         self._keep: list[Any] = []              # keeps the ids above valid
 
     def add(self, obj: Any, label: str | None = None) -> None:
@@ -112,6 +114,9 @@ class Forbidden:
         for code in _codes_of(obj):
             self.code[id(code)] = label
             self._keep.append(code)
+        if type(obj).__name__ == "_ArrayFunctionDispatcher" and not _codes_of(obj):
+            # NumPy wraps a C function in a dispatcher whose Python half it does not expose: match it by name
+            self.numpy[obj.__name__] = f"numpy.{obj.__name__}"
         if isinstance(obj, types.BuiltinFunctionType):
             self.builtin[id(obj)] = label
             self._keep.append(obj)
@@ -121,6 +126,8 @@ class Forbidden:
     def match_callable(self, fn: Any) -> str | None:
         """The label of ``fn`` if it is (or wraps) something forbidden, else None."""
         for obj in _unwrapped(fn):
+            if type(obj).__name__ == "_ArrayFunctionDispatcher" and getattr(obj, "__name__", None) in self.numpy:
+                return self.numpy[obj.__name__]
             if isinstance(obj, types.BuiltinFunctionType) and id(obj) in self.builtin:
                 return self.builtin[id(obj)]
             for code in _codes_of(obj):
@@ -229,16 +236,16 @@ class Watch:
         self.unhooked = False    # the learner's code replaced the profile hook
 
 
-def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, Watch]:
-    """Run ``fn(*args)`` under the watch; return its result and what was seen.
+def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, Watch, Exception | None]:
+    """Run ``fn(*args)`` under the watch; return its result, what was seen, and the exception it raised.
 
-    Exceptions from ``fn`` propagate. See the module docstring for the rules.
+    See the module docstring for the rules.
     """
     seen = Watch()
     teach = _teach_functions()
     direct, anywhere = _always()
     stop = sys._getframe()
-    match_code, teach_code = forbid.code, teach.code
+    match_code, teach_code, numpy_names = forbid.code, teach.code, forbid.numpy
 
     def from_user(frame: Any) -> bool:
         f = frame
@@ -255,6 +262,8 @@ def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, 
             code = frame.f_code
             key = id(code)
             label = match_code.get(key) or teach_code.get(key)
+            if label is None and numpy_names and code.co_name in numpy_names and code.co_filename.startswith(_NUMPY_DIR):
+                label = numpy_names[code.co_name]
             if label is not None and frame.f_back is not None and from_user(frame.f_back):
                 seen.called = label
             elif key in direct.code and frame.f_back is not None and _is_user_file(frame.f_back.f_code.co_filename):
@@ -270,14 +279,17 @@ def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, 
                     seen.called, seen.direct = label, True
 
     previous = sys.getprofile()
+    result, error = None, None
     sys.setprofile(hook)
     try:
         result = fn(*args)
+    except Exception as exc:   # the caller decides: a forbidden call outranks the error it caused
+        error = exc
     finally:
         if sys.getprofile() is not hook:
             seen.unhooked = True
         sys.setprofile(previous)
-    return result, seen
+    return result, seen, error
 
 
 # ---- the seal ------------------------------------------------------------------------------
@@ -286,6 +298,10 @@ _WATCHED_PREFIXES = ("npukit", "numpy", "onnx", "ml_dtypes")
 _WATCHED_STDLIB = ("builtins", "copy", "math", "operator", "functools", "fractions", "inspect", "types", "pickle",
                    "hashlib", "numbers", "sys")
 _SYS_NAMES = ("setprofile", "getprofile", "settrace", "gettrace", "_getframe", "modules")
+_BUILTIN_NAMES = ("abs", "all", "any", "bool", "callable", "compile", "complex", "dict", "divmod", "enumerate", "eval",
+                  "exec", "float", "getattr", "hasattr", "hash", "id", "int", "isinstance", "issubclass", "iter",
+                  "len", "list", "map", "max", "min", "next", "object", "pow", "range", "repr", "reversed", "round",
+                  "set", "slice", "sorted", "str", "sum", "super", "tuple", "type", "zip")
 _MISSING = object()
 _snapshots: dict[str, tuple[types.ModuleType, dict[str, Any]]] = {}
 
@@ -302,18 +318,21 @@ def _attributes(mod: types.ModuleType) -> dict[str, Any]:
     """A module's attributes worth watching (for ``sys``, a few), and its checkers' class methods."""
     if mod is sys:
         return {k: getattr(sys, k) for k in _SYS_NAMES if hasattr(sys, k)}
+    if mod.__name__ == "builtins":   # the ones checkers use (a kernel rebinds input, IPython adds display, _)
+        return {k: vars(mod)[k] for k in _BUILTIN_NAMES if k in vars(mod)}
     items = {k: v for k, v in list(vars(mod).items()) if not (k.startswith("__") and k.endswith("__"))}
     if not _is_teach_module(mod.__name__):   # libraries: their functions, classes and submodules only
-        private = mod.__name__ == "builtins"  # (IPython rebinds builtins._ after every displayed value)
-        return {k: v for k, v in items.items() if (callable(v) or isinstance(v, types.ModuleType))
-                and not (private and k.startswith("_"))}
+        return {k: v for k, v in items.items() if callable(v) or isinstance(v, types.ModuleType)}
     if _is_teach_module(mod.__name__):
         for k, v in list(items.items()):
             if isinstance(v, type) and v.__module__ == mod.__name__:
-                for m, f in vars(v).items():
-                    if isinstance(f, (types.FunctionType, staticmethod, classmethod, property)):
-                        items[f"{k}.{m}"] = f
+                for m, f in _methods(v).items():
+                    items[f"{k}.{m}"] = f
     return items
+
+
+def _methods(cls: type) -> dict[str, Any]:
+    return {m: f for m, f in vars(cls).items() if isinstance(f, (types.FunctionType, staticmethod, classmethod, property))}
 
 
 def _current(mod: types.ModuleType, key: str) -> Any:
@@ -361,7 +380,9 @@ def tampering() -> list[str]:
         if mod is not None and _watched(name) and name not in _snapshots:   # notebook code already in them
             attrs = _attributes(mod)
             problems += [f"{name}.{k} is code from the notebook" for k, v in attrs.items() if _from_notebook(v)]
-            _snapshots[name] = (mod, {k: v for k, v in attrs.items() if not _by_a_checker(v)})
+            if not _is_teach_module(name):   # a checker's stand-in is not the library's own function
+                attrs = {k: v for k, v in attrs.items() if not _by_a_checker(v)}
+            _snapshots[name] = (mod, attrs)
     for name, (mod, attrs) in list(_snapshots.items()):
         if sys.modules.get(name, mod) is not mod:
             problems.append(f"sys.modules[{name!r}] was replaced")
@@ -379,6 +400,8 @@ def tampering() -> list[str]:
                         attrs[key] = value
         if _is_teach_module(name):
             for key, value in list(vars(mod).items()):
+                if isinstance(value, type) and value.__module__ == name:
+                    problems += [f"{name}.{key}.{m} was added" for m in _methods(value) if f"{key}.{m}" not in attrs]
                 if key in attrs or (key.startswith("__") and key.endswith("__")):
                     continue
                 if isinstance(value, types.ModuleType) and _is_teach_module(value.__name__):

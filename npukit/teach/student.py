@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pathlib
 import re
 from typing import Any
@@ -122,7 +123,9 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
     src : path
         A notebook, or a folder whose ``*.ipynb`` files are labs.
     out : path
-        The output folder (created if needed).
+        The output folder (created if needed). When it lies inside the
+        repository (``labs/student/``), relative links in the markdown cells
+        (``../chapters/01_tensors.md``) are rewritten to work from there.
 
     Returns
     -------
@@ -154,11 +157,31 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for p in paths:
-        nb = json.loads(p.read_text(encoding="utf-8"))
+        nb = make_student_notebook(json.loads(p.read_text(encoding="utf-8")))
+        if out.resolve() != p.parent.resolve() and out.resolve().is_relative_to(p.parent.resolve().parent):
+            for cell in nb["cells"]:
+                if cell.get("cell_type") == "markdown":
+                    cell["source"] = _relink(cell["source"], p.parent.resolve(), out.resolve())
         target = out / p.name
-        target.write_text(json.dumps(make_student_notebook(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(target)
     return written
+
+
+_LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _relink(markdown: Any, src: pathlib.Path, out: pathlib.Path) -> str:
+    """Rewrite the relative links of a markdown cell written in ``src`` to work from ``out``."""
+    text = "".join(markdown) if isinstance(markdown, list) else markdown
+
+    def fix(m: re.Match) -> str:
+        link = m.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", link, re.I):
+            return m.group(0)
+        return m.group(1) + pathlib.Path(os.path.relpath(src / link, out)).as_posix() + m.group(3)
+
+    return _LINK.sub(fix, text)
 
 
 def _check_notebook(nb: Any) -> None:
