@@ -450,3 +450,81 @@ def test_grade_seed_changes_the_cases_of_every_checker():
     finally:
         core._set_grade_seed(None)
     assert len(lab) == len(graded) and not set(lab) & set(graded)
+
+
+# ---- the committed student edition and the labs' nbgrader metadata --------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from npukit.teach import grade as grading, student  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+LAB_FILES = sorted((ROOT / "labs").glob("*.ipynb"))
+
+
+def test_committed_student_edition_is_up_to_date():
+    committed = sorted(p.name for p in (ROOT / "labs" / "student").glob("*.ipynb"))
+    assert committed == [p.name for p in LAB_FILES], "run `make student` (labs/student/ lacks or has extra labs)"
+    for lab in LAB_FILES:
+        want = student.student_text(lab, ROOT / "labs" / "student")
+        got = (ROOT / "labs" / "student" / lab.name).read_text(encoding="utf-8")
+        assert got == want, f"labs/student/{lab.name} is out of date: run `make student`"
+
+
+def test_student_edition_links_work_from_its_folder():
+    for lab in LAB_FILES:
+        nb = json.loads((ROOT / "labs" / "student" / lab.name).read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "markdown":
+                for link in re.findall(r"\]\(([^)\s]+)\)", "".join(cell["source"])):
+                    if not re.match(r"^([a-z]+:|#|/)", link):
+                        assert (ROOT / "labs" / "student" / link.split("#")[0]).exists(), (lab.name, link)
+
+
+def test_every_lab_has_complete_nbgrader_metadata():
+    for lab in LAB_FILES:
+        assert grading.set_metadata(lab, write=False) == [], f"run `make metadata` ({lab.name})"
+        nb = json.loads(lab.read_text(encoding="utf-8"))
+        for ex in grading.exercises(nb, lab.stem):
+            assert nb["cells"][ex.check]["metadata"]["nbgrader"]["points"] >= 1
+
+
+def test_metadata_is_written_idempotently(tmp_path):
+    lab = LAB_FILES[0]
+    nb = json.loads(lab.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        cell["metadata"].pop("nbgrader", None)
+    path = tmp_path / lab.name
+    path.write_text(json.dumps(nb))
+    assert len(grading.set_metadata(path)) == 2 * len(grading.exercises(nb, lab.stem))
+    assert grading.set_metadata(path) == []
+    assert path.read_text(encoding="utf-8") == lab.read_text(encoding="utf-8")
+
+
+def _points_table() -> dict[tuple[str, str], int]:
+    """The instructor guide's points table: {(lab, grade_id): points}."""
+    text = (ROOT / "chapters" / "instructor.md").read_text(encoding="utf-8")
+    section = text[text.index("### Points"):]
+    rows = re.findall(r"^\| *(\d\d_\w+) *\| *`([\w-]+)` *\|.*?\| *(\d+) *\|\s*$", section, re.M)
+    return {(lab, gid): int(points) for lab, gid, points in rows}
+
+
+def test_instructor_guide_lists_every_exercise_with_its_points():
+    want = {}
+    for lab in LAB_FILES:
+        nb = json.loads(lab.read_text(encoding="utf-8"))
+        for ex in grading.exercises(nb, lab.stem):
+            want[(lab.stem, ex.id)] = ex.points
+    got = _points_table()
+    missing = [f"| {lab} | `{gid}` | … | {p} |" for (lab, gid), p in want.items() if got.get((lab, gid)) != p]
+    assert not missing, "chapters/instructor.md, ### Points, needs these rows (or these points):\n" + "\n".join(missing)
+    assert set(got) <= set(want), f"rows for exercises that no lab has: {sorted(set(got) - set(want))}"
+
+
+def test_cli_metadata_check_and_grade_help(capsys):
+    from npukit.teach.__main__ import main
+
+    assert main(["metadata", str(ROOT / "labs"), "--check"]) == 0
+    with pytest.raises(SystemExit):
+        main(["grade", "--help"])
+    assert "--csv" in capsys.readouterr().out

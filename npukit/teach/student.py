@@ -157,15 +157,21 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for p in paths:
-        nb = make_student_notebook(json.loads(p.read_text(encoding="utf-8")))
-        if out.resolve() != p.parent.resolve() and out.resolve().is_relative_to(p.parent.resolve().parent):
-            for cell in nb["cells"]:
-                if cell.get("cell_type") == "markdown":
-                    cell["source"] = _relink(cell["source"], p.parent.resolve(), out.resolve())
         target = out / p.name
-        target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        target.write_text(student_text(p, out), encoding="utf-8")
         written.append(target)
     return written
+
+
+def student_text(lab: pathlib.Path, out: pathlib.Path) -> str:
+    """The text of ``lab``'s student edition as :func:`make_student_edition` writes it into ``out``."""
+    nb = make_student_notebook(json.loads(lab.read_text(encoding="utf-8")))
+    src, dst = lab.parent.resolve(), out.resolve()
+    if dst != src and dst.is_relative_to(src.parent):
+        for cell in nb["cells"]:
+            if cell.get("cell_type") == "markdown":
+                cell["source"] = _relink(cell["source"], src, dst)
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 _LINK = re.compile(r"(\]\()([^)\s]+)(\))")
