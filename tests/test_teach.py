@@ -53,7 +53,9 @@ def test_strip_solutions_keeps_indentation_and_surroundings():
 def test_strip_solutions_several_blocks_and_top_level():
     src = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = 2\ndef g():\n  ### BEGIN SOLUTION\n  return 3\n  ### END SOLUTION"
     out = teach.strip_solutions(src)
-    assert out == "raise NotImplementedError()\nb = 2\ndef g():\n  raise NotImplementedError()\n"
+    assert out == "a = ...  # your answer\nb = 2\ndef g():\n  raise NotImplementedError()\n"
+    src = "### BEGIN SOLUTION\nfor i in range(3):\n    print(i)\n### END SOLUTION\n"
+    assert teach.strip_solutions(src) == "raise NotImplementedError()\n"   # not only assignments: raise
 
 
 def test_strip_solutions_unbalanced():
@@ -99,7 +101,7 @@ def test_cli_writes_student_edition(tmp_path, capsys):
 
     assert main(["student", str(src), "-o", str(tmp_path / "student")]) == 0
     out = json.loads((tmp_path / "student" / "01_x.ipynb").read_text())
-    assert out["cells"][0]["source"] == "raise NotImplementedError()\n"
+    assert out["cells"][0]["source"] == "x = ...  # your answer\n"
     assert "wrote" in capsys.readouterr().out
 
 

@@ -37,12 +37,28 @@ _SOLUTION_RE = re.compile(
 )
 
 
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _stub(m: re.Match) -> str:
+    """``raise NotImplementedError()``; for a top-level block of plain assignments, ``name = ...`` each."""
+    indent = m.group("indent")
+    body = [line for line in m.group(0).splitlines()[1:-1] if line.strip() and not line.lstrip().startswith("#")]
+    names = [a.group(1) for line in body if (a := _ASSIGN.match(line))]
+    if indent == "" and body and len(names) == len(body):
+        return "".join(f"{name} = ...  # your answer\n" for name in dict.fromkeys(names))
+    return f"{indent}raise NotImplementedError()\n"
+
+
 def strip_solutions(source: str) -> str:
     """Replace each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block.
 
     The block, markers included, becomes ``raise NotImplementedError()`` at
-    the indentation of the ``BEGIN`` marker. See the instructor guide
-    (chapters/instructor.md).
+    the indentation of the ``BEGIN`` marker, so a function still to be
+    written raises when called. A block at the top level of a cell made only
+    of assignments (``predicted_drop = 0.15``) becomes ``name = ...`` for
+    each name instead, so the cell runs and its check says "not attempted".
+    See the instructor guide (chapters/instructor.md).
 
     Raises
     ------
@@ -62,7 +78,7 @@ def strip_solutions(source: str) -> str:
     _check.text(source, "source")
     if source.count(BEGIN) != source.count(END):
         raise ValueError("source has unbalanced '### BEGIN SOLUTION' / '### END SOLUTION' markers")
-    out = _SOLUTION_RE.sub(lambda m: f"{m.group('indent')}raise NotImplementedError()\n", source)
+    out = _SOLUTION_RE.sub(_stub, source)
     if BEGIN in out or END in out:
         raise ValueError("source has a '### END SOLUTION' before its '### BEGIN SOLUTION'")
     return out
@@ -87,9 +103,9 @@ def make_student_notebook(nb: dict) -> dict:
     Examples
     --------
     >>> cell = {"cell_type": "code", "metadata": {"tags": ["solution"]}, "outputs": [1],
-    ...         "source": "### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION\\n"}
+    ...         "source": "def f():\\n    ### BEGIN SOLUTION\\n    return 1\\n    ### END SOLUTION\\n"}
     >>> make_student_notebook({"cells": [cell]})["cells"][0]["source"]
-    'raise NotImplementedError()\\n'
+    'def f():\\n    raise NotImplementedError()\\n'
     """
     _check_notebook(nb)
     nb = copy.deepcopy(nb)
