@@ -530,3 +530,46 @@ def test_cli_metadata_check_and_grade_help(capsys):
     with pytest.raises(SystemExit):
         main(["grade", "--help"])
     assert "--csv" in capsys.readouterr().out
+
+
+# ---- the lab pages offer the student edition (npukit.teach.book) ------------------------------------
+
+
+class _Config:
+    html_theme_options = {"repository_url": "https://github.com/tensors-on-silicon/tensors-on-silicon",
+                          "repository_branch": "main", "path_to_docs": "",
+                          "launch_buttons": {"binderhub_url": "https://mybinder.org",
+                                             "colab_url": "https://colab.research.google.com"}}
+
+
+def test_lab_page_gets_a_student_edition_box_with_links():
+    from npukit.teach import book
+
+    class App:
+        config = _Config()
+
+    source = [(ROOT / "labs" / "01_tensors.ipynb").read_text(encoding="utf-8")]
+    book._add_box(App(), "labs/01_tensors", source)
+    nb = json.loads(source[0])
+    box = nb["cells"][1]["source"]
+    assert "{download}`Download it <student/01_tensors.ipynb>`" in box
+    assert ("https://mybinder.org/v2/gh/tensors-on-silicon/tensors-on-silicon/main?urlpath=lab/tree/"
+            "labs/student/01_tensors.ipynb") in box
+    assert ("https://colab.research.google.com/github/tensors-on-silicon/tensors-on-silicon/blob/main/"
+            "labs/student/01_tensors.ipynb") in box
+    other = ["{}"]
+    book._add_box(App(), "chapters/01_tensors", other)
+    assert other == ["{}"]
+
+
+def test_lab_page_launch_buttons_open_the_student_edition():
+    from npukit.teach import book
+
+    context = {"header_buttons": [{"type": "group", "buttons": [
+        {"text": "Binder", "url": "https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/labs/02_layouts.ipynb"},
+        {"text": "Colab", "url": "https://colab.research.google.com/github/o/r/blob/main/labs/02_layouts.ipynb"}]},
+        {"text": ".ipynb", "url": "../_sources/labs/02_layouts.ipynb"}]}
+    book._launch_student(None, "labs/02_layouts", "page.html", context, None)
+    urls = [b["url"] for b in context["header_buttons"][0]["buttons"]]
+    assert all(u.endswith("labs/student/02_layouts.ipynb") for u in urls)
+    assert context["header_buttons"][1]["url"] == "../_sources/labs/02_layouts.ipynb"   # the download stays
