@@ -70,10 +70,11 @@ labs: $(STAMP)
 chapters: $(STAMP)
 	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
 
-# The student edition runs with only its unfinished exercises failing; the grader
-# scores real submissions (both execute notebooks, so they are marked slow).
+# Every test that executes notebooks (marked slow): the student edition runs with only its
+# unfinished exercises failing, the grader scores real submissions, the checkers' notebook tests.
+# (tests/test_nbgrader.py skips here: nbgrader-check runs it with nbgrader installed.)
 student-test: $(STAMP)
-	$(PYTEST) -q tests/test_student_edition.py tests/test_grade.py -m slow
+	$(PYTEST) -q tests -m slow
 
 # ---- nbgrader round trip (issue 14) ---------------------------------------------
 # nbgrader 0.9 pins Jupyter server packages, so it lives in a virtual environment

@@ -1,7 +1,8 @@
 """Chapter 5's goals: ``estimate`` is instant, ``simulate`` is fast enough to watch a real GEMM.
 
-* ``systolic.estimate`` over the whole ResNet-18 layer table, for each of the
-  three dataflows: well under a second (the course's budget is 1 ms a layer);
+* ``systolic.estimate`` over the whole ResNet-18 layer table (run by
+  ``accelerator.model_table``), for each of the three dataflows: well under
+  a second (the course's budget is 1 ms a layer);
 * ``systolic.simulate`` of a 32×32 array on a 256³ integer GEMM, for each
   dataflow: within 2 s, with the product checked against ``numpy.matmul``.
 
@@ -20,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from npukit import measure, systolic  # noqa: E402
+from npukit import accelerator, measure, systolic  # noqa: E402
 
 LAYER_BUDGET = 1e-3      # seconds per layer
 SIM_BUDGET = 2.0         # seconds for 32×32 on 256³
@@ -37,12 +38,12 @@ def _best(fn, repeat: int) -> float:
 
 def main() -> int:
     print(f"systolic arrays on {measure.machine_summary()}")
-    layers = systolic.resnet18_layers()
+    layers = accelerator.resnet18_layers()
     gemms = sum(x.count for x in layers)
     failed = False
     print(f"\n{'estimate: ResNet-18 table':<34}{'dataflow':>9}{'table (ms)':>12}{'per layer (µs)':>16}{'x budget':>10}")
     for df in systolic.DATAFLOWS:
-        t = _best(lambda: systolic.model_table(layers, 32, 32, df), 20)
+        t = _best(lambda: accelerator.model_table(layers, 32, 32, df), 20)
         per = t / len(layers)
         failed |= per > LAYER_BUDGET
         print(f"{f'{len(layers)} rows, {gemms} GEMMs':<34}{df:>9}{t * 1e3:>12.2f}{per * 1e6:>16.1f}"

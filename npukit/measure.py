@@ -27,6 +27,8 @@ from typing import Any, Callable, Sequence
 from . import _check
 
 __all__ = [
+    "cache_sizes",
+    "last_level_cache",
     "timeit",
     "cpu_name",
     "cores",
@@ -144,6 +146,53 @@ def machine_summary() -> str:
         f"{cpu_name()} · {cores()} cores · Python {platform.python_version()} · "
         f"NumPy {np.__version__} · {_dt.date.today().isoformat()}"
     )
+
+
+def cache_sizes() -> dict[str, int]:
+    """This machine's data caches as the OS reports them, in bytes: ``{"L1d": …, "L2": …, "L3": …}``.
+
+    Read from Linux's ``/sys/devices/system/cpu/cpu0/cache``; an empty dict
+    where that is not available (macOS, Windows, some containers). A virtual
+    machine reports what its hypervisor tells it, which may be the host's
+    whole cache. Used wherever the book needs "larger than the last-level
+    cache": chapter 2's conversion sizes and chapter 3's bandwidth measurement.
+
+    Examples
+    --------
+    >>> sizes = cache_sizes()
+    >>> all(isinstance(v, int) and v > 0 for v in sizes.values())
+    True
+    """
+    import pathlib
+
+    out: dict[str, int] = {}
+    root = pathlib.Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(root.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or not size:
+            continue
+        units = {"K": 1024, "M": 1024**2, "G": 1024**3}
+        value = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+        out[f"L{level}" + ("d" if kind == "Data" else "")] = value
+    return out
+
+
+def last_level_cache() -> int | None:
+    """Bytes of the largest data cache :func:`cache_sizes` reports, or ``None`` if unknown.
+
+    Examples
+    --------
+    >>> llc = last_level_cache()
+    >>> llc is None or llc >= 2**16
+    True
+    """
+    sizes = cache_sizes()
+    return max(sizes.values()) if sizes else None
 
 
 def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:

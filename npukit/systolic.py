@@ -28,51 +28,34 @@ Here, as in SCALE-Sim, ``A`` is the input feature map lowered to a matrix
 filters (``N`` = number of filters).
 
 :func:`estimate` is the closed form (with SCALE-Sim's SRAM access counts),
-:func:`simulate` a cycle-level simulator that moves real operands through
-registers and returns the exact product with a per-cycle trace,
-:func:`model_table` runs a network's layers through :func:`estimate`.
+:func:`conv_dims` and :func:`estimate_conv` map a convolution the way a
+SCALE-Sim topology row describes it, and :func:`simulate` is a cycle-level
+simulator that moves real operands through registers and returns the exact
+product with a per-cycle trace. The array inside a system (whole networks,
+peak and delivered TOPS, the memory that feeds it) is :mod:`npukit.accelerator`.
 
 See chapter 5, "Systolic arrays" (chapters/05_systolic.md).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import _check
-from .graphs import MachineSpec
-
-if TYPE_CHECKING:
-    from . import tally
 
 __all__ = [
     "DATAFLOWS",
     "Mapping",
     "Estimate",
     "Simulation",
-    "Layer",
-    "LayerEstimate",
-    "ModelTable",
     "mapping",
     "estimate",
     "conv_dims",
     "estimate_conv",
     "simulate",
-    "resnet18_layers",
-    "cameranet_layers",
-    "model_table",
-    "aspect_sweep",
-    "peak_tops",
-    "array_machine",
-    "dram_bytes",
-    "feed_addresses",
-    "bank_conflicts",
-    "fold_timeline",
-    "numbers",
 ]
 
 #: The three classic dataflows: output-, weight- and input-stationary.
@@ -80,9 +63,6 @@ DATAFLOWS: tuple[str, ...] = ("os", "ws", "is")
 
 #: Largest trace :func:`simulate` records (cycles × PEs).
 TRACE_LIMIT = 2_000_000
-
-
-# ---- argument checks ----------------------------------------------------------
 
 
 def _dataflow(dataflow: Any) -> str:
@@ -97,10 +77,6 @@ def _array(rows: Any, cols: Any) -> tuple[int, int]:
 
 def _dims(M: Any, N: Any, K: Any) -> tuple[int, int, int]:
     return tuple(_check.integer(v, n, minimum=1) for v, n in ((M, "M"), (N, "N"), (K, "K")))  # type: ignore[return-value]
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 # ---- the mapping and the closed form --------------------------------------------
@@ -233,16 +209,12 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     """Compute cycles of ``C[M×N] = A[M×K]·B[K×N]`` on a ``rows × cols`` array, as SCALE-Sim 3 counts them.
 
     With the :func:`mapping` ``(S_R, S_C, T)`` of the dataflow, the array
-    runs ``ceil(S_R/rows) · ceil(S_C/cols)`` folds back to back; each costs
-    ``rows + cols + T - 2`` cycles for OS and ``2·rows + cols + T - 2`` for
-    WS and IS (a weight or input preload of ``rows`` cycles first), and a
-    partial fold costs as much as a full one. The total is
-    ``folds · per_fold - 1`` because SCALE-Sim reports the index of the last
-    busy cycle. SRAM accesses follow SCALE-Sim 3.0.0 too: the streamed and
-    the stationary operand are each read once per fold that uses them, and
-    partial sums are written once per fold of ``K``. (For OS, SCALE-Sim
-    3.0.0's report adds ``rows + cols`` output writes per fold, an artefact
-    of its bookkeeping; they are left out here.)
+    runs ``ceil(S_R/rows) · ceil(S_C/cols)`` folds back to back, each as long
+    as a full one (the module's table), and reports ``folds · per_fold - 1``,
+    the index of the last busy cycle. SRAM accesses follow SCALE-Sim 3.0.0:
+    each operand is read once per fold that uses it, partial sums are written
+    once per fold of ``K`` (SCALE-Sim's OS report adds ``rows + cols``
+    writes per fold of bookkeeping, left out here).
 
     Parameters
     ----------
@@ -275,7 +247,7 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     M, N, K = _dims(M, N, K)
     R, C = _array(rows, cols)
     m = mapping(M, N, K, dataflow)
-    rf, cf = _cdiv(m.row_dim, R), _cdiv(m.col_dim, C)
+    rf, cf = -(-m.row_dim // R), -(-m.col_dim // C)
     folds = rf * cf
     preload = 0 if m.dataflow == "os" else R
     per_fold = preload + (R - 1) + m.stream + (C - 1)
@@ -333,7 +305,7 @@ def conv_dims(ifmap_h: int, ifmap_w: int, filt_h: int, filt_w: int, channels: in
                                zip((ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride), names))
     if fh > h or fw > w:
         raise ValueError(f"filt_h × filt_w = {fh}×{fw} must fit the input ifmap_h × ifmap_w = {h}×{w}")
-    ho, wo = _cdiv(h - fh + s, s), _cdiv(w - fw + s, s)
+    ho, wo = -(-(h - fh + s) // s), -(-(w - fw + s) // s)
     return ho * wo, nf, fh * fw * ch
 
 
@@ -392,6 +364,10 @@ class Simulation:
         ``"a"``, ``"b"`` and ``"c"`` the PE holds (``-1`` for none; shape
         ``(cycles, rows, cols, 2)``), ``"fold"`` and ``"phase"`` per cycle
         (0 preload, 1 compute).
+    rows, cols : int
+        The array.
+    dataflow : str
+        ``"os"``, ``"ws"`` or ``"is"``.
     """
 
     product: np.ndarray
@@ -532,6 +508,36 @@ def _stationary_fold(S: np.ndarray, W: np.ndarray, k0: int, c0: int, R: int, C: 
     return out[:, :cn]
 
 
+def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Check ``A`` and ``B`` for :func:`simulate`; return them as int64 (integers) or float64."""
+    A, B = _check.as_array(A, "A"), _check.as_array(B, "B")
+    for name, x in (("A", A), ("B", B)):
+        if x.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must hold integers or floats, got dtype {x.dtype}")
+    if (A.dtype.kind == "f") != (B.dtype.kind == "f"):
+        raise TypeError(f"A and B must both be integer or both floating point, got {A.dtype} and {B.dtype}")
+    if A.ndim != 2 or B.ndim != 2:
+        raise ValueError(f"A and B must be 2-D, got shapes {A.shape} and {B.shape}")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"A's columns must equal B's rows: A has shape {A.shape}, B has shape {B.shape}")
+    if 0 in A.shape or 0 in B.shape:
+        raise ValueError(f"A and B must not be empty, got shapes {A.shape} and {B.shape}")
+    kind = np.int64 if A.dtype.kind in "iu" else np.float64
+    return A.astype(kind), B.astype(kind)
+
+
+def _ws_label(stream: Any, k: np.ndarray, col: np.ndarray, held: np.ndarray, busy: np.ndarray) -> tuple:
+    """Trace indices of a weight-stationary PE grid: A[m, k] streams, B[k, n] is held, C[m, n] is added to."""
+    a = _pair(stream, k, stream >= 0) if stream is not None else np.full(held.shape + (2,), -1, np.int32)
+    return a, _pair(k, col, held), _pair(stream if stream is not None else k, col, busy)
+
+
+def _is_label(stream: Any, k: np.ndarray, col: np.ndarray, held: np.ndarray, busy: np.ndarray) -> tuple:
+    """Trace indices of an input-stationary PE grid: A[m, k] is held, B[k, n] streams."""
+    b = _pair(k, stream, stream >= 0) if stream is not None else np.full(held.shape + (2,), -1, np.int32)
+    return _pair(col, k, held), b, _pair(col, stream if stream is not None else k, busy)
+
+
 def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str = "ws", *,
              trace: bool = False) -> Simulation:
     """Run ``A @ B`` on a ``rows × cols`` systolic array, cycle by cycle.
@@ -586,571 +592,24 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     >>> s.last_cycle == estimate(4, 2, 3, 2, 2, "os").cycles
     True
     """
-    A, B = _check.as_array(A, "A"), _check.as_array(B, "B")
-    for name, x in (("A", A), ("B", B)):
-        if x.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must hold integers or floats, got dtype {x.dtype}")
-    if (A.dtype.kind == "f") != (B.dtype.kind == "f"):
-        raise TypeError(f"A and B must both be integer or both floating point, got {A.dtype} and {B.dtype}")
-    if A.ndim != 2 or B.ndim != 2:
-        raise ValueError(f"A and B must be 2-D, got shapes {A.shape} and {B.shape}")
-    if A.shape[1] != B.shape[0]:
-        raise ValueError(f"A's columns must equal B's rows: A has shape {A.shape}, B has shape {B.shape}")
-    if 0 in A.shape or 0 in B.shape:
-        raise ValueError(f"A and B must not be empty, got shapes {A.shape} and {B.shape}")
+    A, B = _operands(A, B)
     R, C = _array(rows, cols)
     est = estimate(A.shape[0], B.shape[1], A.shape[1], R, C, dataflow)
     if trace and (est.cycles + 1) * R * C > TRACE_LIMIT:
         raise ValueError(f"trace=True would record {(est.cycles + 1) * R * C:,} PE-cycles, more than "
                          f"{TRACE_LIMIT:,}; use a smaller problem or trace=False")
-    kind = np.int64 if A.dtype.kind in "iu" else np.float64
-    A, B = A.astype(kind), B.astype(kind)
-    M, K = A.shape
-    N = B.shape[1]
     rec = _Recorder(trace, R, C)
-    out = np.zeros((M, N), kind)
+    out = np.zeros((A.shape[0], B.shape[1]), A.dtype)
     fold_cycles = []
-    fold = 0
-
-    def ws_label(stream: Any, k: np.ndarray, col: np.ndarray, held: np.ndarray, busy: np.ndarray) -> tuple:
-        a = _pair(stream, k, stream >= 0) if stream is not None else np.full((R, C, 2), -1, np.int32)
-        return a, _pair(k, col, held), _pair(stream if stream is not None else k, col, busy)
-
-    def is_label(stream: Any, k: np.ndarray, col: np.ndarray, held: np.ndarray, busy: np.ndarray) -> tuple:
-        b = _pair(k, stream, stream >= 0) if stream is not None else np.full((R, C, 2), -1, np.int32)
-        return _pair(col, k, held), b, _pair(col, stream if stream is not None else k, busy)
-
     for i in range(est.row_folds):
         for j in range(est.col_folds):
-            start = len(rec.busy)
+            start, fold = len(rec.busy), len(fold_cycles)
             if est.dataflow == "os":
                 out[i * R:i * R + R, j * C:j * C + C] = _os_fold(A, B, i * R, j * C, R, C, rec, fold)
             elif est.dataflow == "ws":
-                out[:, j * C:j * C + C] += _stationary_fold(A, B, i * R, j * C, R, C, rec, fold, ws_label)
+                out[:, j * C:j * C + C] += _stationary_fold(A, B, i * R, j * C, R, C, rec, fold, _ws_label)
             else:
-                out[j * C:j * C + C, :] += _stationary_fold(B.T, A.T, i * R, j * C, R, C, rec, fold, is_label).T
+                out[j * C:j * C + C, :] += _stationary_fold(B.T, A.T, i * R, j * C, R, C, rec, fold, _is_label).T
             fold_cycles.append(len(rec.busy) - start)
-            fold += 1
     busy = np.array(rec.busy)
     return Simulation(out, fold_cycles, busy, int(busy.sum()), R, C, est.dataflow, rec.arrays())
-
-
-# ---- whole networks --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Layer:
-    """One layer as GEMM work: ``count`` GEMMs of ``M × N × K`` run one after another.
-
-    ``macs`` is the layer's useful MACs (default ``count·M·N·K``); it is
-    smaller when a mapping computes zeros, as a depthwise layer lowered to
-    one dense GEMM does.
-    """
-
-    name: str
-    M: int
-    N: int
-    K: int
-    count: int = 1
-    macs: int = 0
-    kind: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
-        for attr in ("M", "N", "K", "count"):
-            _check.integer(getattr(self, attr), attr, minimum=1)
-        _check.integer(self.macs, "macs", minimum=0)
-        if not self.macs:
-            object.__setattr__(self, "macs", self.count * self.M * self.N * self.K)
-
-
-def resnet18_layers() -> list[Layer]:
-    """The convolutions and the classifier of ResNet-18 on a 224×224 image, as GEMMs.
-
-    Architecture from He et al. 2016 (Table 1, 18-layer column): a 7×7/2
-    stem of 64 filters, then four stages of two basic blocks (two 3×3
-    convolutions each) with 64, 128, 256 and 512 channels on 56², 28², 14²
-    and 7² maps; the first convolution of stages 2–4 has stride 2 and a 1×1
-    stride-2 projection on its shortcut; a 512→1000 fully connected layer
-    ends it. ``M`` = output pixels, ``N`` = filters, ``K`` = k²·C_in
-    (SCALE-Sim's convention); identical layers are merged with ``count``.
-
-    Returns
-    -------
-    list of Layer
-
-    Examples
-    --------
-    >>> layers = resnet18_layers()
-    >>> sum(l.count for l in layers), round(sum(l.macs for l in layers) / 1e9, 2)
-    (21, 1.81)
-    """
-    out = [Layer("conv1 7×7/2, 3→64", 112 * 112, 64, 49 * 3, kind="stem")]
-    c_in, size = 64, 56
-    for stage, c in enumerate((64, 128, 256, 512), start=2):
-        if stage > 2:
-            size //= 2
-            out.append(Layer(f"conv{stage}_1a 3×3/2, {c_in}→{c}", size * size, c, 9 * c_in, kind="3×3"))
-            out.append(Layer(f"conv{stage} proj 1×1/2, {c_in}→{c}", size * size, c, c_in, kind="1×1"))
-            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=3, kind="3×3"))
-        else:
-            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=4, kind="3×3"))
-        c_in = c
-    out.append(Layer("fc 512→1000", 1, 1000, 512, kind="fc"))
-    return out
-
-
-def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-channel") -> list[Layer]:
-    """CameraNet's convolutions and classifier as GEMMs, from :func:`npukit.models.summary`.
-
-    A dense or pointwise convolution is one GEMM with ``M = batch·Ho·Wo``,
-    ``N = C_out``, ``K = k²·C_in``. A depthwise convolution is a grouped
-    convolution with one channel per group; ``depthwise`` says how it is mapped:
-
-    * ``"per-channel"`` (SCALE-Sim's own way): ``C`` separate GEMMs of
-      ``M × 1 × k²``, each filling one column and ``k²`` rows of the array;
-    * ``"dense"``: one GEMM of ``M × C × k²C`` whose weight matrix is block
-      diagonal, all but ``1/C`` of its MACs multiply zeros.
-
-    Parameters
-    ----------
-    net : CameraNet, optional
-        Default: ``CameraNet()`` (only the architecture matters).
-    batch : int
-        Images per call.
-    depthwise : str
-        ``"per-channel"`` or ``"dense"``.
-
-    Returns
-    -------
-    list of Layer
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``batch`` or ``depthwise``.
-
-    Examples
-    --------
-    >>> [(l.name, l.M, l.N, l.K, l.count) for l in cameranet_layers()][:3]
-    [('stem.conv', 256, 16, 27, 1), ('block1.dw', 256, 1, 9, 16), ('block1.pw', 256, 32, 16, 1)]
-    """
-    from . import models
-
-    batch = _check.integer(batch, "batch", minimum=1)
-    if not isinstance(depthwise, str):
-        raise TypeError(f"depthwise must be a string, 'per-channel' or 'dense'; got {type(depthwise).__name__}")
-    _check.one_of(depthwise, "depthwise", ("per-channel", "dense"))
-    net = models.CameraNet() if net is None else net
-    by_name = {layer.name: layer for layer in net.layers}
-    out = []
-    for r in models.summary(net, batch):
-        if r["op"] == "Gemm":
-            out.append(Layer(r["layer"], batch, r["output"][1], r["input"][1], kind="fc"))
-        if r["op"] != "Conv":
-            continue
-        layer = by_name[r["layer"]]
-        _, c_out, h, w = r["output"]
-        M, k2 = batch * h * w, layer.kernel**2
-        if r["kind"] == "depthwise" and depthwise == "per-channel":
-            out.append(Layer(r["layer"], M, 1, k2, count=c_out, kind="depthwise"))
-        elif r["kind"] == "depthwise":
-            out.append(Layer(r["layer"], M, c_out, k2 * c_out, macs=r["macs"], kind="depthwise"))
-        else:
-            out.append(Layer(r["layer"], M, c_out, k2 * layer.cin, kind=r["kind"]))
-        if out[-1].macs != r["macs"]:  # the lowering must do exactly the layer's MACs
-            raise RuntimeError(f"cameranet_layers: {r['layer']} lowers to {out[-1].macs} MACs, the layer has {r['macs']}")
-    return out
-
-
-@dataclass(frozen=True)
-class LayerEstimate:
-    """One row of a :class:`ModelTable`: a layer, one GEMM's estimate, and the layer's totals."""
-
-    layer: Layer
-    estimate: Estimate
-    cycles: int
-    utilization: float
-
-
-@dataclass(frozen=True)
-class ModelTable:
-    """Every layer of a network on one array (see :func:`model_table`)."""
-
-    rows: int
-    cols: int
-    dataflow: str
-    layers: tuple[LayerEstimate, ...]
-
-    @property
-    def cycles(self) -> int:
-        """All layers' cycles, run one after another."""
-        return sum(x.cycles for x in self.layers)
-
-    @property
-    def macs(self) -> int:
-        """All layers' useful MACs."""
-        return sum(x.layer.macs for x in self.layers)
-
-    @property
-    def utilization(self) -> float:
-        """Useful MACs / (PEs × cycles) over the whole network."""
-        return self.macs / (self.rows * self.cols * self.cycles)
-
-
-def model_table(layers: Sequence[Layer], rows: int, cols: int, dataflow: str = "ws") -> ModelTable:
-    """Run each layer through :func:`estimate`: cycles and utilization per layer and in total.
-
-    A layer of ``count`` GEMMs costs ``count`` times one GEMM's cycles (as
-    SCALE-Sim's per-layer reports add up), and its utilization counts only
-    its useful MACs.
-
-    Parameters
-    ----------
-    layers : sequence of Layer
-        E.g. :func:`resnet18_layers` or :func:`cameranet_layers`.
-    rows, cols : int
-        Array size.
-    dataflow : str
-        ``"os"``, ``"ws"`` or ``"is"``.
-
-    Returns
-    -------
-    ModelTable
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``layers`` is not a non-empty sequence of :class:`Layer`, or the
-        array size or dataflow is bad.
-
-    Examples
-    --------
-    >>> t = model_table(resnet18_layers(), 32, 32, "ws")
-    >>> t.layers[0].estimate.folds, round(t.utilization, 3)
-    (10, 0.621)
-    """
-    layers = _check.sequence(layers, "layers", min_length=1)
-    R, C = _array(rows, cols)
-    out = []
-    for i, layer in enumerate(layers):
-        if not isinstance(layer, Layer):
-            raise TypeError(f"layers[{i}] must be a systolic.Layer, got {type(layer).__name__}")
-        e = estimate(layer.M, layer.N, layer.K, R, C, dataflow)
-        cycles = layer.count * e.cycles
-        out.append(LayerEstimate(layer, e, cycles, layer.macs / (R * C * cycles)))
-    return ModelTable(R, C, _dataflow(dataflow), tuple(out))
-
-
-def aspect_sweep(layers: Sequence[Layer], pes: int, dataflow: str = "ws") -> list[tuple[int, int, int]]:
-    """Cycles of a network on every power-of-two array shape with ``pes`` PEs.
-
-    Parameters
-    ----------
-    layers : sequence of Layer
-        The network.
-    pes : int
-        PEs in the array, a power of two (e.g. ``1024`` for 32×32).
-    dataflow : str
-        ``"os"``, ``"ws"`` or ``"is"``.
-
-    Returns
-    -------
-    list of tuple
-        ``(rows, cols, cycles)`` for ``rows = 1, 2, 4, … pes``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``pes`` is not a power of two, or as :func:`model_table`.
-
-    Examples
-    --------
-    >>> min(aspect_sweep(resnet18_layers(), 1024, "ws"), key=lambda x: x[2])[:2]
-    (16, 64)
-    """
-    pes = _check.power_of_two(pes, "pes")
-    return [(1 << e, pes >> e, model_table(layers, 1 << e, pes >> e, dataflow).cycles)
-            for e in range(pes.bit_length())]
-
-
-# ---- peak, delivered, and the array's appetite for bytes ---------------------------
-
-
-def peak_tops(rows: int, cols: int, clock_hz: float, ops_per_mac: int = 2) -> float:
-    """Peak rate in tera-operations per second: ``ops_per_mac · rows · cols · clock / 10¹²``.
-
-    Vendors count a MAC as two operations (a multiply and an add).
-
-    Parameters
-    ----------
-    rows, cols : int
-        Array size.
-    clock_hz : float
-        Clock frequency in hertz.
-    ops_per_mac : int
-        Operations counted per MAC (2 in datasheets; 1 gives tera-MACs/s).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-positive size, clock or ``ops_per_mac``.
-
-    Examples
-    --------
-    >>> round(peak_tops(128, 128, 1e9), 2)            # 16,384 MACs per cycle at 1 GHz
-    32.77
-    """
-    R, C = _array(rows, cols)
-    clock = _check.positive(clock_hz, "clock_hz")
-    ops = _check.integer(ops_per_mac, "ops_per_mac", minimum=1)
-    return ops * R * C * clock / 1e12
-
-
-def array_machine(rows: int, cols: int, clock_hz: float, dram_bandwidth: float) -> MachineSpec:
-    """An array and its DRAM as a chapter-3 roofline (:class:`npukit.graphs.MachineSpec`).
-
-    The peak is ``2 · rows · cols · clock`` operations per second; the
-    bandwidth is given in bytes per second.
-
-    Parameters
-    ----------
-    rows, cols : int
-        Array size.
-    clock_hz : float
-        Clock frequency in hertz.
-    dram_bandwidth : float
-        DRAM bandwidth in bytes per second.
-
-    Returns
-    -------
-    npukit.graphs.MachineSpec
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-positive size, clock or bandwidth.
-
-    Examples
-    --------
-    >>> m = array_machine(32, 32, 1e9, 16e9)
-    >>> m.peak_flops / 1e12, m.ridge
-    (2.048, 128.0)
-    """
-    R, C = _array(rows, cols)
-    clock = _check.positive(clock_hz, "clock_hz")
-    bw = _check.positive(dram_bandwidth, "dram_bandwidth")
-    return MachineSpec(2.0 * R * C * clock, bw, f"{R}×{C} systolic array at {clock / 1e9:g} GHz",
-                       "2 ops per MAC × PEs × clock (assumed clock)", "assumed DRAM bandwidth")
-
-
-def dram_bytes(M: int, N: int, K: int, itemsize: int = 1, out_itemsize: int = 4) -> int:
-    """Compulsory DRAM bytes of a GEMM: read ``A`` and ``B`` once, write ``C`` once.
-
-    What an array whose SRAM holds a layer's operands (double buffered, so
-    loads overlap compute) must still move from and to DRAM.
-
-    Parameters
-    ----------
-    M, N, K : int
-        GEMM dimensions.
-    itemsize, out_itemsize : int
-        Bytes per element of ``A`` and ``B``, and of ``C``.
-
-    Returns
-    -------
-    int
-        ``(M·K + K·N)·itemsize + M·N·out_itemsize``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For non-integer or non-positive arguments.
-
-    Examples
-    --------
-    >>> dram_bytes(256, 32, 16)                  # int8 operands, int32 outputs
-    37376
-    """
-    M, N, K = _dims(M, N, K)
-    isz = _check.integer(itemsize, "itemsize", minimum=1)
-    osz = _check.integer(out_itemsize, "out_itemsize", minimum=1)
-    return (M * K + K * N) * isz + M * N * osz
-
-
-def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarray:
-    """SRAM word addresses the left edge of a weight-stationary array reads, cycle by cycle.
-
-    ``A`` (``M × K``) is stored row-major with a leading dimension ``ld``
-    (default ``K``; larger means padded rows): ``A[m, k]`` is at word
-    ``m·ld + k``. In the first fold, array row ``r`` reads ``A[t - r, r]``
-    at stream cycle ``t`` — a skewed diagonal of the matrix.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(M + rows - 1, rows)`` addresses, ``-1`` where a row reads nothing.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For non-integer or non-positive sizes, or ``ld < K``.
-
-    Examples
-    --------
-    >>> feed_addresses(3, 2, rows=2).tolist()
-    [[0, -1], [2, 1], [4, 3], [-1, 5]]
-    """
-    M = _check.integer(M, "M", minimum=1)
-    K = _check.integer(K, "K", minimum=1)
-    R = _check.integer(rows, "rows", minimum=1)
-    ld = K if ld is None else _check.integer(ld, "ld", minimum=1)
-    if ld < K:
-        raise ValueError(f"ld must be >= K = {K} (a row of A must fit), got {ld}")
-    t = np.arange(M + R - 1)[:, None]
-    r = np.arange(R)[None, :]
-    m = t - r
-    ok = (m >= 0) & (m < M) & (r < K)
-    return np.where(ok, m * ld + r, -1)
-
-
-def bank_conflicts(addresses: np.ndarray, banks: int) -> int:
-    """Extra cycles a banked SRAM needs to serve one request per port per cycle.
-
-    Word ``a`` lives in bank ``a % banks``; a bank serves one word per
-    cycle, so a cycle whose requests hit one bank ``n`` times takes ``n``
-    cycles instead of one. Returns the sum of those extra cycles
-    (``-1`` addresses are idle ports).
-
-    Parameters
-    ----------
-    addresses : numpy.ndarray
-        Integer addresses, shape ``(cycles, ports)``.
-    banks : int
-        Number of banks.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``addresses`` is not a 2-D integer array, or ``banks`` < 1.
-
-    Examples
-    --------
-    >>> bank_conflicts(feed_addresses(8, 8, rows=4), banks=4)     # K = 8: rows hit distinct banks
-    0
-    >>> bank_conflicts(feed_addresses(8, 5, rows=4), banks=4)     # K = 5 ≡ 1 (mod 4): all in one bank
-    21
-    """
-    addresses = _check.as_array(addresses, "addresses")
-    if addresses.ndim != 2 or addresses.dtype.kind not in "iu":
-        raise ValueError(f"addresses must be a 2-D integer array (cycles, ports), got {addresses.dtype} "
-                         f"{addresses.shape}")
-    banks = _check.integer(banks, "banks", minimum=1)
-    extra = 0
-    for row in addresses:
-        hit = row[row >= 0] % banks
-        if hit.size:
-            extra += int(np.bincount(hit, minlength=banks).max()) - 1
-    return extra
-
-
-def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int = 1,
-                  double_buffer: bool = True) -> tuple[int, int]:
-    """Cycles of a layer whose folds load their operands from DRAM, with or without double buffering.
-
-    Before it can run, each fold needs its stationary tile (``rows·cols``
-    elements; none for OS) and its streamed operands (``T·rows`` elements,
-    plus ``T·cols`` for OS, whose two inputs both stream) in SRAM. The model
-    assumes no reuse between folds (the worst case: an SRAM that holds only
-    the folds in flight) and keeps outputs on chip until the end (their
-    write-back is left out). Without double buffering a fold waits for its
-    own loads, ``load + compute`` per fold; with two buffers the next fold's
-    loads run while the current fold computes, so after the first load a
-    fold costs ``max(compute, load)``.
-
-    Parameters
-    ----------
-    est : Estimate
-        The layer, from :func:`estimate`.
-    dram_bytes_per_cycle : float
-        DRAM bandwidth in bytes per array cycle.
-    itemsize : int
-        Bytes per operand element.
-    double_buffer : bool
-        Overlap the next fold's loads with the current fold's compute.
-
-    Returns
-    -------
-    tuple of int
-        ``(total cycles, stall cycles)``; stalls are the cycles beyond the
-        compute cycles ``folds · per_fold``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``est`` is not an Estimate, or the bandwidth or itemsize is bad.
-
-    Examples
-    --------
-    >>> e = estimate(1024, 64, 64, 32, 32, "ws")         # 4 folds of 1,118 cycles
-    >>> fold_timeline(e, 64.0, double_buffer=False), fold_timeline(e, 64.0)
-    ((6584, 2112), (5000, 528))
-    """
-    if not isinstance(est, Estimate):
-        raise TypeError(f"est must be a systolic.Estimate, got {type(est).__name__}")
-    bw = _check.positive(dram_bytes_per_cycle, "dram_bytes_per_cycle")
-    isz = _check.integer(itemsize, "itemsize", minimum=1)
-    if est.dataflow == "os":
-        elements = est.stream * (est.rows + est.cols)
-    else:
-        elements = est.rows * est.cols + est.stream * est.rows
-    load = math.ceil(elements * isz / bw)
-    compute = est.per_fold
-    if double_buffer:
-        total = load + (est.folds - 1) * max(compute, load) + compute
-    else:
-        total = est.folds * (load + compute)
-    return total, total - est.folds * compute
-
-
-# ---- numbers so far -----------------------------------------------------------------
-
-
-def numbers(ctx: tally.Context) -> list[tally.Row]:
-    """Chapter 5's rows of the "numbers so far" table: CameraNet on a systolic array.
-
-    Follows the contract of :mod:`npukit.tally`: CameraNet's layers
-    (depthwise mapped per channel) on a 32×32 weight-stationary array, and
-    its largest pointwise layer on a 128×128 one.
-
-    Examples
-    --------
-    >>> from npukit import tally
-    >>> [r.chapter for r in numbers(tally.Context())]
-    [5, 5, 5]
-    """
-    from . import tally
-    from .gemm import largest_pointwise
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
-    t = model_table(cameranet_layers(ctx.net), 32, 32, "ws")
-    name, (M, N, K) = largest_pointwise(ctx.net)        # chapter 4's (M = c_out, N = pixels)
-    big = estimate(N, M, K, 128, 128, "ws")               # here: M = pixels, N = filters
-    return [
-        tally.Row(5, "CameraNet on a 32×32 weight-stationary array (depthwise per channel)",
-                  f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.systolic.model_table"),
-        tally.Row(5, f"{name} on a 128×128 array (WS)",
-                  f"{big.cycles:,} cycles, utilization {big.utilization:.2%}", "npukit.systolic.estimate"),
-        tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
-                  f"{peak_tops(128, 128, 1e9):.1f} TOPS", "npukit.systolic.peak_tops"),
-    ]

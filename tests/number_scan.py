@@ -28,8 +28,6 @@ CITATION = re.compile(r"\[\d+(?:[,–-]\s?\d+)*\]|\{cite(?::\w+)?\}|\]\(https?:/
 
 _DROP = [
     re.compile(r"^---\n.*?\n---\n", re.S),                       # front matter
-    re.compile(r"^(`{3,}|~{3,})\{code-cell\}.*?^\1\s*$", re.S | re.M),  # code cells
-    re.compile(r"^(`{3,}|~{3,})(?!\{)[^\n]*\n.*?^\1\s*$", re.S | re.M),  # plain code fences
     re.compile(r"^\$\$.*?^\$\$\s*$", re.S | re.M),               # display math
     re.compile(r"^(`{3,})\{math\}.*?^\1\s*$", re.S | re.M),
     re.compile(r"\{(?:glue|glue:text|glue:any|glue:md|given|math)\}`[^`]*`"),  # roles
@@ -42,9 +40,41 @@ _REFERENCES = re.compile(r"^#+\s+(References|Bibliography)\b.*", re.S | re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*_`{\[])|\n\s*\n")
 
 
+_FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})\s*(\{[\w:-]+\})?([^\n]*)$")
+_CODE_DIRECTIVES = {"{code-cell}", "{code-block}", "{code}", "{math}", "{raw}"}
+
+
+def _drop_code(text: str) -> str:
+    """Blank out code cells and code blocks, keeping directives' prose (exercises, admonitions …).
+
+    A line-based walk over fences: a fence opens with ``` / ~~~ / :::, optionally
+    followed by ``{directive}``, and closes at the next bare fence of the same
+    character and at least the same length. Only code-like fences are dropped;
+    the body of ``{exercise}`` or ``{admonition}`` is prose and is scanned.
+    """
+    out, stack = [], []  # stack of (fence, is_code)
+    for line in text.split("\n"):
+        m = _FENCE.match(line.strip()) if line.strip()[:3] in ("```", "~~~", ":::") else None
+        in_code = any(code for _, code in stack)
+        if m and stack and not m.group(2) and not m.group(3).strip() and m.group(1)[0] == stack[-1][0][0] \
+                and len(m.group(1)) >= len(stack[-1][0]):
+            stack.pop()
+            out.append("")
+            continue
+        if m and not in_code:
+            directive = m.group(2)
+            is_code = directive in _CODE_DIRECTIVES if directive else m.group(1)[0] != ":"
+            stack.append((m.group(1), is_code))
+            out.append("")
+            continue
+        out.append("" if in_code or (line.lstrip().startswith(":") and stack and line.lstrip()[1:2].isalpha()) else line)
+    return "\n".join(out)
+
+
 def prose(text: str) -> str:
     """The page's prose: what remains once code, math, glue and references are dropped."""
     text = _REFERENCES.sub("", text)
+    text = _drop_code(text)
     for pattern in _DROP:
         text = pattern.sub(lambda m: " " * 0 + ("\n" * m.group(0).count("\n")), text)
     return text

@@ -236,138 +236,23 @@ def test_simulate_bad_inputs():
         simulate(A.astype(bool), np.ones((4, 2), bool), 2, 2)
 
 
-# ---- networks, peaks, appetite -----------------------------------------------------------
+# ---- figures -------------------------------------------------------------------------------
 
 
-def test_resnet18_layer_table():
-    layers = systolic.resnet18_layers()
-    assert sum(x.count for x in layers) == 21                    # 1 + 16 + 3 projections + fc
-    # He et al. 2016, Table 1: 1.8·10^9 multiply-adds for the 18-layer net
-    assert round(sum(x.macs for x in layers) / 1e9, 1) == 1.8
-    assert max(x.K for x in layers) == 9 * 512 and min(x.M for x in layers if x.kind == "3×3") == 49
+def test_animation_has_one_frame_per_cycle_of_every_dataflow():
+    from npukit import figures
+
+    A, B = np.arange(12).reshape(4, 3), np.arange(6).reshape(3, 2)
+    fig = figures.systolic.animation_figure(A, B, 2, 2)
+    want = sum(simulate(A, B, 2, 2, df).cycles for df in DATAFLOWS)
+    assert len(fig.frames) == len(fig.layout.sliders[0].steps) == want
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ OS", "▶ WS", "▶ IS", "❚❚"]
 
 
-def test_cameranet_layers_match_summary():
-    from npukit.models import CameraNet, summary
+def test_dataflow_figure_labels_come_from_the_mapping():
+    from npukit import figures
 
-    net = CameraNet()
-    conv_macs = sum(r["macs"] for r in summary(net) if r["op"] in ("Conv", "Gemm"))
-    for mode in ("per-channel", "dense"):
-        layers = systolic.cameranet_layers(net, depthwise=mode)
-        assert sum(x.macs for x in layers) == conv_macs
-    dense = {x.name: x for x in systolic.cameranet_layers(net, depthwise="dense")}
-    assert dense["block1.dw"].M * dense["block1.dw"].N * dense["block1.dw"].K == 16 * dense["block1.dw"].macs
-    assert systolic.cameranet_layers(net, batch=4)[0].M == 4 * 256
-
-
-def test_model_table_totals():
-    layers = systolic.resnet18_layers()
-    t = systolic.model_table(layers, 16, 8, "os")
-    assert t.cycles == sum(x.count * estimate(x.M, x.N, x.K, 16, 8, "os").cycles for x in layers)
-    assert t.utilization == pytest.approx(t.macs / (128 * t.cycles))
-    sweep = systolic.aspect_sweep(layers, 64, "ws")
-    assert [(r, c) for r, c, _ in sweep] == [(1, 64), (2, 32), (4, 16), (8, 8), (16, 4), (32, 2), (64, 1)]
-
-
-def test_tops_and_machine():
-    assert systolic.peak_tops(128, 128, 1e9) == pytest.approx(32.768)
-    assert systolic.peak_tops(128, 128, 1e9, ops_per_mac=1) == pytest.approx(16.384)
-    m = systolic.array_machine(128, 128, 1e9, 50e9)
-    assert m.peak_flops == pytest.approx(32.768e12) and m.ridge == pytest.approx(32.768e12 / 50e9)
-    assert systolic.dram_bytes(4, 5, 6, itemsize=1, out_itemsize=4) == 24 + 30 + 80
-
-
-def _conflicts_by_hand(addresses, banks):
-    extra = 0
-    for row in addresses.tolist():
-        used = [a % banks for a in row if a >= 0]
-        if used:
-            extra += max(used.count(b) for b in set(used)) - 1
-    return extra
-
-
-@settings(max_examples=100)
-@given(st.integers(1, 20), st.integers(1, 20), st.integers(1, 8), st.integers(0, 5), st.integers(1, 16))
-def test_bank_conflicts(M, K, R, pad, banks):
-    addr = systolic.feed_addresses(M, K, R, ld=K + pad)
-    for t in range(addr.shape[0]):                   # row r reads A[t - r, r]
-        for r in range(R):
-            m = t - r
-            want = m * (K + pad) + r if 0 <= m < M and r < K else -1
-            assert addr[t, r] == want
-    assert systolic.bank_conflicts(addr, banks) == _conflicts_by_hand(addr, banks)
-
-
-def test_padding_removes_bank_conflicts():
-    bad = systolic.bank_conflicts(systolic.feed_addresses(64, 17, 8), banks=8)        # 17 ≡ 1 (mod 8)
-    good = systolic.bank_conflicts(systolic.feed_addresses(64, 17, 8, ld=24), banks=8)  # 24 ≡ 0
-    assert bad > 0 and good == 0
-
-
-@settings(max_examples=100)
-@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 300), st.sampled_from(DATAFLOWS),
-       st.floats(0.5, 1000))
-def test_fold_timeline(M, N, K, df, bw):
-    e = estimate(M, N, K, 16, 16, df)
-    single, s_stall = systolic.fold_timeline(e, bw, double_buffer=False)
-    double, d_stall = systolic.fold_timeline(e, bw)
-    assert double <= single and 0 <= d_stall <= s_stall
-    assert single - s_stall == double - d_stall == e.folds * e.per_fold
-
-
-def test_numbers_rows():
-    from npukit import tally
-
-    rows = systolic.numbers(tally.Context())
-    assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
-
-
-# ---- the lab's checkers ------------------------------------------------------------
-
-
-def test_checkers_refuse_the_library_and_catch_wrong_answers():
-    from npukit import teach
-    from npukit.teach.core import CheckFailed, NotAttempted
-
-    def library(M, N, K, rows, cols, dataflow):
-        return systolic.estimate(M, N, K, rows, cols, dataflow).cycles
-
-    with pytest.raises(CheckFailed, match="npukit.systolic"):
-        teach.check_fold_cycles(library)
-
-    def off_by_one(M, N, K, rows, cols, df):
-        return _events(M, N, K, rows, cols, df)[0]          # the count of cycles, not the last index
-
-    with pytest.raises(CheckFailed, match="last busy cycle"):
-        teach.check_fold_cycles(off_by_one)
-
-    def todo(*args):
-        raise NotImplementedError()
-
-    for checker in (teach.check_fold_cycles, teach.check_best_shape, teach.check_ws_busy):
-        with pytest.raises(NotAttempted):
-            checker(todo)
-
-    def square(M, N, K, pes, df):
-        r = 2 ** (pes.bit_length() // 2)
-        return r, pes // r
-
-    with pytest.raises(CheckFailed, match="best shape"):
-        teach.check_best_shape(square)
-
-    def no_preload(M, K, N):
-        busy = np.zeros(K + N + M - 2, int)
-        for m in range(M):
-            for r in range(K):
-                for c in range(N):
-                    busy[m + r + c] += 1
-        return busy
-
-    with pytest.raises(CheckFailed, match="cycles"):
-        teach.check_ws_busy(no_preload)
-    sim = simulate(np.ones((16, 64), int), np.ones((64, 128), int), 128, 128, "ws")
-    with pytest.raises(CheckFailed, match="Where the cycles went"):
-        teach.check_utilization_prediction(lambda: 0.5, sim)
-    with pytest.raises(CheckFailed, match="npukit.systolic"):
-        teach.check_utilization_prediction(lambda: estimate(16, 128, 64, 128, 128, "ws").utilization, sim)
-    teach.check_utilization_prediction(lambda: 131072 / (128 * 128 * 397), sim)
+    texts = [a.text for a in figures.systolic.dataflow_figure(10, 7, 9).layout.annotations]
+    for df in DATAFLOWS:
+        m = systolic.mapping(10, 7, 9, df)
+        assert any(f"rows ← {m.names[0]} = {m.row_dim}" in t and f"{m.names[2]} = {m.stream}" in t for t in texts)

@@ -10,6 +10,7 @@ graphs         3. Graphs and the roofline
 gemm           4. GEMM and tiling
 systolic       5. Systolic arrays
 quant          6. Quantization
+deploy         7. Deploying to an NPU
 ============== ==========================================
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
@@ -24,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant")
+_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant", "deploy")
 
 __all__ = list(_SUBMODULES)
 

@@ -1,7 +1,8 @@
 """Figures of chapter 5, "Systolic arrays" (chapters/05_systolic.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.systolic`.
+:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.systolic`
+(one GEMM on one array) and :mod:`npukit.accelerator` (whole networks).
 The animation is made of plotly frames with a slider and play buttons, so it
 runs in the static page without a kernel.
 """
@@ -13,9 +14,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import _check, viz
-from ..systolic import DATAFLOWS, Estimate, ModelTable, Simulation, _dataflow, estimate, simulate
+from ..accelerator import ModelTable
+from ..systolic import DATAFLOWS, Estimate, Simulation, _dataflow, estimate, mapping, simulate
 
 __all__ = [
+    "dataflow_figure",
     "animation_figure",
     "busy_figure",
     "cycle_terms_figure",
@@ -58,6 +61,103 @@ def _frames(sim: Simulation, df: str, fold_cycles: int) -> list[tuple[str, np.nd
                    f"{int(tr['busy'][t].sum())} of {R * C} PEs busy")
         out.append((f"{df}-{t}", state, labels, caption))
     return out
+
+
+def _animation_controls(names: list[str], dfs: list[str], R: int, C: int) -> dict:
+    """Layout of the animation: one slider step per frame, a play button per dataflow, a pause button."""
+    steps = [dict(method="animate", label=n.replace("-", " ").upper(), args=[[n], dict(mode="immediate", frame=dict(
+        duration=0, redraw=True), transition=dict(duration=0))]) for n in names]
+    buttons = [dict(label=f"▶ {df.upper()}", method="animate",
+                    args=[[n for n in names if n.startswith(df + "-")],
+                          dict(mode="immediate", fromcurrent=False, frame=dict(duration=450, redraw=True),
+                               transition=dict(duration=0))]) for df in dfs]
+    buttons.append(dict(label="❚❚", method="animate",
+                        args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))]))
+    return dict(
+        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=-0.02, xanchor="left",
+                          yanchor="top", showactive=False)],
+        sliders=[dict(active=0, steps=steps, pad=dict(t=60), currentvalue=dict(prefix="dataflow, cycle: ",
+                                                                               font=dict(size=13)),
+                      ticklen=0, font=dict(size=8))],
+        xaxis=dict(title="array column", side="top", tickvals=list(range(C)), range=[-0.5, C - 0.5], showgrid=False,
+                   zeroline=False),
+        yaxis=dict(title="array row", tickvals=list(range(R)), range=[R - 0.5, -0.5], showgrid=False,
+                   zeroline=False),
+        showlegend=False,
+    )
+
+
+def _arrow(x: float, y: float, ax: float, ay: float, text: str, color: str, dash: bool = False) -> dict:
+    """An annotation arrow from (ax, ay) to (x, y), labelled at its tail."""
+    return dict(x=x, y=y, ax=ax, ay=ay, xref="x", yref="y", axref="x", ayref="y", text=text, showarrow=True,
+                arrowhead=2, arrowsize=1.2, arrowwidth=2.5 if not dash else 1.5, arrowcolor=color,
+                font=dict(size=12, color=color), opacity=0.6 if dash else 1.0)
+
+
+def dataflow_figure(M: int = 6, N: int = 5, K: int = 4) -> Any:
+    """What stays and what moves in each dataflow: three 3×3 arrays with their operands' paths.
+
+    For each of output-, weight- and input-stationary (left to right) it
+    draws the PEs, labelled with what each holds, the streamed operands
+    entering from the left and the top, the preload (dashed) and where the
+    results leave; the axis labels give the GEMM dimension each array
+    dimension holds for ``C[M×N] = A[M×K]·B[K×N]``, from
+    :func:`npukit.systolic.mapping`.
+
+    Parameters
+    ----------
+    M, N, K : int
+        The GEMM whose dimensions label the arrays.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-integer or non-positive dimension.
+
+    Examples
+    --------
+    >>> fig = dataflow_figure()
+    >>> len(fig.layout.shapes), [a.text for a in fig.layout.annotations][:2]
+    (27, ['<b>output-stationary</b>', 'rows ← M = 6, columns ← N = 5<br>streamed in time: K = 4'])
+    """
+    import plotly.graph_objects as go
+
+    blue, dark, orange, green = "#9ecae1", "#3182bd", viz.PALETTE[1], viz.PALETTE[2]
+    held = {"os": "C", "ws": "B", "is": "A"}
+    streamed = {"os": "A", "ws": "A", "is": "Bᵀ"}
+    shapes, notes = [], []
+    for p, df in enumerate(DATAFLOWS):
+        m, x0 = mapping(M, N, K, df), p * 5.2
+        notes += [dict(x=x0 + 1.5, y=1.6, text=f"<b>{_NAMES[df]}</b>", showarrow=False, font=dict(size=14)),
+                  dict(x=x0 + 1.5, y=-4.45, text=f"rows ← {m.names[0]} = {m.row_dim}, columns ← {m.names[1]} = "
+                       f"{m.col_dim}<br>streamed in time: {m.names[2]} = {m.stream}", showarrow=False,
+                       font=dict(size=12))]
+        for r in range(3):
+            for c in range(3):
+                shapes.append(dict(type="rect", x0=x0 + c + 0.1, x1=x0 + c + 0.9, y0=-r - 0.9, y1=-r - 0.1,
+                                   fillcolor=blue, line=dict(color="#555")))
+                notes.append(dict(x=x0 + c + 0.5, y=-r - 0.5, text=held[df], showarrow=False, font=dict(size=13)))
+            notes.append(_arrow(x0 + 0.1, -0.5 - r, x0 - 0.9, -0.5 - r, f"{streamed[df]} →" if r == 1 else "", orange))
+        for c in range(3):
+            if df == "os":
+                notes.append(_arrow(x0 + 0.5 + c, -0.1, x0 + 0.5 + c, 0.9, "B ↓" if c == 1 else "", orange))
+            else:
+                notes.append(_arrow(x0 + 0.5 + c, -0.1, x0 + 0.5 + c, 0.9, "preload ↓" if c == 1 else "", dark,
+                                    dash=True))
+                notes.append(_arrow(x0 + 0.5 + c, -3.5, x0 + 0.5 + c, -2.9, "", green))
+        notes.append(dict(x=x0 + 1.5, y=-3.7, showarrow=False, font=dict(size=11, color=green if df != "os" else "#555"),
+                          text="each PE sums one C[m, n]" if df == "os" else
+                          "partial sums ↓, C leaves" if df == "ws" else "partial sums ↓, Cᵀ leaves"))
+    fig = go.Figure()
+    fig.update_layout(shapes=shapes, annotations=notes, xaxis=dict(visible=False, range=[-1.4, 15.2]),
+                      yaxis=dict(visible=False, range=[-4.9, 1.9], scaleanchor="x"), showlegend=False)
+    viz.style(fig, height=360)
+    fig.update_layout(margin=dict(l=10, r=10, t=20, b=10))
+    return fig
 
 
 def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
@@ -122,27 +222,7 @@ def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
     fig = go.Figure(data=traces(state0, labels0),
                     frames=[go.Frame(name=n, data=traces(s, lab), layout=dict(title_text=cap))
                             for n, s, lab, cap in frames])
-    steps = [dict(method="animate", label=n.replace("-", " ").upper(), args=[[n], dict(mode="immediate", frame=dict(
-        duration=0, redraw=True), transition=dict(duration=0))]) for n, *_ in frames]
-    buttons = []
-    for df in dfs:
-        names = [n for n, *_ in frames if n.startswith(df + "-")]
-        buttons.append(dict(label=f"▶ {df.upper()}", method="animate",
-                            args=[names, dict(mode="immediate", fromcurrent=False,
-                                              frame=dict(duration=450, redraw=True), transition=dict(duration=0))]))
-    buttons.append(dict(label="❚❚", method="animate",
-                        args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))]))
-    fig.update_layout(
-        updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=-0.02, xanchor="left",
-                          yanchor="top", showactive=False)],
-        sliders=[dict(active=0, steps=steps, pad=dict(t=60), currentvalue=dict(prefix="dataflow, cycle: ", font=dict(size=13)),
-                      ticklen=0, font=dict(size=8))],
-        xaxis=dict(title="array column", side="top", tickvals=list(range(C)), range=[-0.5, C - 0.5], showgrid=False,
-                   zeroline=False),
-        yaxis=dict(title="array row", tickvals=list(range(R)), range=[R - 0.5, -0.5], showgrid=False,
-                   zeroline=False),
-        showlegend=False,
-    )
+    fig.update_layout(**_animation_controls([n for n, *_ in frames], dfs, R, C))
     viz.style(fig, height=560, title=cap0)
     fig.update_layout(margin=dict(t=110, b=150), title=dict(font_size=13, y=0.98))
     return fig
@@ -234,7 +314,7 @@ def aspect_figure(sweeps: Mapping[str, Sequence[tuple[int, int, int]]], *, title
     Parameters
     ----------
     sweeps : mapping of str to sequence of (rows, cols, cycles)
-        From :func:`npukit.systolic.aspect_sweep`.
+        From :func:`npukit.accelerator.aspect_sweep`.
     title : str, optional
         Figure title.
 
@@ -274,7 +354,7 @@ def layers_figure(table: ModelTable) -> Any:
     Parameters
     ----------
     table : ModelTable
-        From :func:`npukit.systolic.model_table`.
+        From :func:`npukit.accelerator.model_table`.
 
     Returns
     -------
@@ -287,7 +367,7 @@ def layers_figure(table: ModelTable) -> Any:
 
     Examples
     --------
-    >>> from npukit.systolic import model_table, resnet18_layers
+    >>> from npukit.accelerator import model_table, resnet18_layers
     >>> fig = layers_figure(model_table(resnet18_layers(), 32, 32, "ws"))
     >>> len(fig.data[0].x)
     12
@@ -295,7 +375,7 @@ def layers_figure(table: ModelTable) -> Any:
     import plotly.graph_objects as go
 
     if not isinstance(table, ModelTable):
-        raise TypeError(f"table must be a systolic.ModelTable, got {type(table).__name__}")
+        raise TypeError(f"table must be an accelerator.ModelTable, got {type(table).__name__}")
     names = [x.layer.name + (f" (×{x.layer.count})" if x.layer.count > 1 else "") for x in table.layers]
     share = [x.cycles / table.cycles for x in table.layers]
     fig = go.Figure(go.Bar(
@@ -334,7 +414,7 @@ def layers_slider_figure(tables: Sequence[ModelTable], labels: Sequence[str]) ->
 
     Examples
     --------
-    >>> from npukit.systolic import model_table, resnet18_layers
+    >>> from npukit.accelerator import model_table, resnet18_layers
     >>> ts = [model_table(resnet18_layers(), n, n, "ws") for n in (16, 32)]
     >>> len(layers_slider_figure(ts, ["16×16", "32×32"]).layout.sliders[0].steps)
     2

@@ -8,6 +8,8 @@ from npukit.figures import systolic as f
 A = np.ones((2, 2), int)
 
 CASES = [
+    bad(f.dataflow_figure, 0, names="M"),
+    bad(f.dataflow_figure, 2, 2, 2.5, exc=TypeError, names="K"),
     bad(f.animation_figure, A, A, 2, 2, dataflows=[], names="dataflows"),
     bad(f.animation_figure, A, A, 2, 2, dataflows=["xx"], names="dataflow"),
     bad(f.animation_figure, A, np.ones((3, 2), int), 2, 2, names="A's columns"),

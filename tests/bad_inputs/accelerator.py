@@ -1,0 +1,35 @@
+"""Bad inputs for npukit.accelerator."""
+
+import numpy as np
+from badinput import bad
+
+from npukit import accelerator as a
+from npukit.systolic import estimate
+
+E = estimate(8, 8, 8, 4, 4, "ws")
+
+CASES = [
+    bad(a.Layer, "x", 1, 1, 1, count=0, names="count"),
+    bad(a.Layer, "x", 0, 1, 1, names="M"),
+    bad(a.resnet18_layers, 1, exc=TypeError, names="positional"),
+    bad(a.cameranet_layers, batch=0, names="batch"),
+    bad(a.cameranet_layers, depthwise="grouped", names="depthwise"),
+    bad(a.cameranet_layers, depthwise=1, exc=TypeError, names="depthwise"),
+    bad(a.model_table, [], 4, 4, names="layers"),
+    bad(a.model_table, [(1, 2, 3)], 4, 4, exc=TypeError, names="layers[0]"),
+    bad(a.model_table, a.resnet18_layers(), 4, 4, "x", names="dataflow"),
+    bad(a.aspect_sweep, a.resnet18_layers(), 1000, names="pes"),
+    bad(a.peak_tops, 128, 128, 0, names="clock_hz"),
+    bad(a.peak_tops, 128, 128, 1e9, ops_per_mac=0, names="ops_per_mac"),
+    bad(a.array_machine, 32, 32, 1e9, -1.0, names="dram_bandwidth"),
+    bad(a.dram_bytes, 4, 4, 4, itemsize=0, names="itemsize"),
+    bad(a.feed_addresses, 4, 8, 2, ld=4, names="ld"),
+    bad(a.feed_addresses, 4, 8, 0, names="rows"),
+    bad(a.bank_conflicts, np.ones(4, int), 4, names="addresses"),
+    bad(a.bank_conflicts, np.ones((4, 2), int), 0, names="banks"),
+    bad(a.fold_timeline, "e", 4.0, exc=TypeError, names="est"),
+    bad(a.fold_timeline, E, 0.0, names="dram_bytes_per_cycle"),
+    bad(a.LayerEstimate, exc=TypeError, names="missing"),
+    bad(a.ModelTable, 4, 4, exc=TypeError, names="missing"),
+    bad(a.numbers, None, exc=TypeError, names="ctx"),
+]

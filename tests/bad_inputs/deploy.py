@@ -1,0 +1,54 @@
+"""Bad inputs for npukit.deploy."""
+
+import numpy as np
+from badinput import bad
+
+from npukit import deploy
+from npukit.models import CameraNet
+
+_model = CameraNet.pretrained().to_onnx()
+_compiled = deploy.compile(_model)
+_x = np.zeros((1, 3, 32, 32), np.float32)
+
+CASES = [
+    bad(deploy.choose_device, "NPU", exc=TypeError, names="preferred"),
+    bad(deploy.choose_device, ("TPU",), names="preferred[0]"),
+    bad(deploy.choose_device, require="FPGA", names="require"),
+    bad(deploy.compile, _model, "TPU", names="device"),
+    bad(deploy.compile, _model, 3, exc=TypeError, names="device"),
+    bad(deploy.compile, "/no/such/model.onnx", exc=FileNotFoundError, names="model"),
+    bad(deploy.compile, [1, 2], exc=TypeError, names="model"),
+    bad(deploy.compile, _model, precision="fp32", names="precision"),
+    bad(deploy.compile, _model, hint="FAST", names="hint"),
+    bad(deploy.compile, _model, config=[("PERF_COUNT", True)], exc=TypeError, names="config"),
+    bad(deploy.supported_ops, _model, 3, exc=TypeError, names="device"),
+    bad(deploy.NPUProfile.from_dict, {"name": "x"}, names="'ops'"),
+    bad(deploy.NPUProfile.from_dict, [1], exc=TypeError, names="d must be a mapping"),
+    bad(deploy.ILLUSTRATIVE_NPU.without, 3, exc=TypeError, names="ops[0]"),
+    bad(deploy.check_contract, "model.onnx", exc=TypeError, names="model"),
+    bad(deploy.check_contract, _model, {"ops": []}, exc=TypeError, names="profile"),
+    bad(deploy.partition, b"bytes", exc=TypeError, names="model"),
+    bad(deploy.executed_graph, _model, exc=TypeError, names="compiled"),
+    bad(deploy.profile_layers, _compiled, _x, names="PERF_COUNT"),
+    bad(deploy.profile_layers, _compiled, _x, runs=0, names="runs"),
+    bad(deploy.benchmark, _compiled, np.zeros((2, 3, 32, 32), np.float32), names="shape (1, 3, 32, 32)"),
+    bad(deploy.benchmark, _compiled, _x.astype(np.float64), names="float32"),
+    bad(deploy.benchmark, _compiled, [1.0], exc=TypeError, names="inputs"),
+    bad(deploy.benchmark, _compiled, _x, warmup=-1, names="warmup"),
+    bad(deploy.benchmark, _model, _x, exc=TypeError, names="compiled"),
+    bad(deploy.Benchmark(0.1, (0.1,)).percentile, 101, names="q"),
+    bad(deploy.AsyncPipeline, _compiled, 0, names="requests"),
+    bad(deploy.AsyncPipeline, _model, exc=TypeError, names="compiled"),
+    bad(deploy.AsyncPipeline(_compiled).run, [np.zeros((1, 3, 8, 8), np.float32)], names="shape"),
+    bad(deploy.AsyncPipeline.throughput, [], names="jobs"),
+    bad(deploy.host_alignment, 0, names="samples"),
+    bad(deploy.groupnorm_model, 10, 3, names="groups"),
+    bad(deploy.decompose_groupnorm, None, exc=TypeError, names="model"),
+    bad(deploy.split_model, _model, ["nope"], names="cuts[0]"),
+    bad(deploy.split_model, _model, "stem.relu", exc=TypeError, names="cuts"),
+    bad(deploy.quantize_qdq, _model, np.zeros((4, 3, 16, 16), np.float32), names="calibration"),
+    bad(deploy.quantize_qdq, _model, [1], exc=TypeError, names="calibration"),
+    bad(deploy.ort_session, _model, "max", names="level"),
+    bad(deploy.ort_session, _model, threads=0, names="threads"),
+    bad(deploy.numbers, None, exc=TypeError, names="ctx"),
+]

@@ -1,0 +1,302 @@
+"""Tests of npukit.deploy against independent references: the ONNX graph itself, onnx.reference,
+ONNX Runtime, and a fake OpenVINO Core for the NPU-present path (this machine has no NPU)."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx.reference import ReferenceEvaluator
+
+from npukit import deploy
+from npukit.data import shapes_dataset
+from npukit.rewrites import fold_batchnorm
+from npukit.models import CameraNet
+
+
+@pytest.fixture(scope="module")
+def net():
+    return CameraNet.pretrained()
+
+
+@pytest.fixture(scope="module")
+def model(net):
+    return net.to_onnx()
+
+
+@pytest.fixture(scope="module")
+def images():
+    return shapes_dataset(8, seed=11)[0]
+
+
+# ---- devices ------------------------------------------------------------------------------------
+
+
+class FakeCore:
+    """Answers like openvino.Core on a laptop with an NPU (and optionally a GPU)."""
+
+    def __init__(self, devices=("CPU", "GPU.0", "NPU")):
+        self.available_devices = list(devices)
+
+    def get_property(self, device, name):
+        return {"CPU": "Fake CPU", "NPU": "Intel(R) AI Boost", "GPU.0": "Fake iGPU"}.get(device, device)
+
+
+def test_choose_device_prefers_the_npu_when_present(monkeypatch, capsys):
+    import openvino as ov
+
+    monkeypatch.setattr(ov, "Core", FakeCore)
+    choice = deploy.choose_device()
+    assert choice.device == "NPU" and not choice.fell_back
+    out = capsys.readouterr().out
+    assert "Using NPU." in out and "Intel(R) AI Boost" in out and "FALLING BACK" not in out
+
+
+def test_choose_device_falls_back_to_gpu_then_cpu_loudly():
+    choice = deploy.choose_device(core=FakeCore(("CPU", "GPU.0")), quiet=True)
+    assert choice.device == "GPU" and choice.fell_back and "NO NPU FOUND" in choice.message
+    choice = deploy.choose_device(core=FakeCore(("CPU",)), quiet=True)
+    assert choice.device == "CPU" and "NO NPU OR GPU FOUND" in choice.message
+
+
+def test_choose_device_require_present_with_fake_core():
+    assert deploy.choose_device(require="NPU", core=FakeCore(), quiet=True).device == "NPU"
+
+
+def test_choose_device_for_real_on_this_machine(capsys):
+    import openvino as ov
+
+    real = ov.Core().available_devices
+    choice = deploy.choose_device()
+    if "NPU" not in real:
+        assert choice.fell_back and "FALLING BACK" in capsys.readouterr().out
+        with pytest.raises(RuntimeError, match="require='NPU'"):
+            deploy.choose_device(require="NPU")
+        with pytest.raises(ValueError, match="not on this machine"):
+            deploy.compile(CameraNet.pretrained().to_onnx(), "NPU")
+    else:  # pragma: no cover - only on a machine with an NPU
+        assert choice.device == "NPU"
+
+
+def test_virtual_devices_without_npu_behave_as_documented(model):
+    import openvino as ov
+
+    if "NPU" in ov.Core().available_devices:  # pragma: no cover
+        pytest.skip("this machine has an NPU")
+    c = deploy.compile(model, "AUTO:NPU,CPU", precision=None)
+    assert "CPU" in str(c.get_property("EXECUTION_DEVICES"))
+    for dev in ("AUTO:NPU", "HETERO:NPU,CPU"):
+        with pytest.raises(RuntimeError):
+            deploy.compile(model, dev, precision=None)
+
+
+# ---- compile, cache, supported ops --------------------------------------------------------------
+
+
+def test_compile_matches_numpy_in_f32(net, model, images):
+    c = deploy.compile(model, "CPU", precision="f32")
+    got = np.concatenate([c(im[None])[0] for im in images])
+    assert np.allclose(got, net(images), atol=1e-4)
+
+
+def test_cache_dir_loads_from_cache(model, tmp_path):
+    deploy.compile(model, cache_dir=tmp_path)
+    c = deploy.compile(model, cache_dir=tmp_path)
+    assert bool(c.get_property("LOADED_FROM_CACHE"))
+
+
+def test_supported_ops_covers_every_onnx_node(model):
+    ops = deploy.supported_ops(model, "CPU")
+    assert {n.name for n in model.graph.node if n.op_type not in ("Flatten", "Gemm")} <= set(ops)  # Gemm becomes MatMul+Add
+    assert set(ops.values()) == {"CPU"}
+
+
+# ---- contract and partition ---------------------------------------------------------------------
+
+
+def test_cameranet_meets_the_illustrative_contract(model):
+    assert deploy.check_contract(model) == []
+
+
+def test_contract_names_each_rule(net):
+    dyn = net.to_onnx(batch="N")
+    nodes = {v.node for v in deploy.check_contract(dyn) if v.rule == "static_shape"}
+    assert nodes == {n.name for n in dyn.graph.node}
+    strict = deploy.NPUProfile("s1", frozenset(n.op_type for n in dyn.graph.node), conv_strides=(1,))
+    bad = deploy.check_contract(net.to_onnx(), strict)
+    strided = {n.name for n in net.to_onnx().graph.node if n.op_type == "Conv"
+               and any(list(a.ints) == [2, 2] for a in n.attribute if a.name == "strides")}
+    assert {v.node for v in bad if v.rule == "conv_stride"} == strided
+    rank3 = deploy.NPUProfile("r3", frozenset(n.op_type for n in dyn.graph.node), max_rank=3)
+    assert {v.node for v in deploy.check_contract(net.to_onnx(), rank3)} >= {"stem.conv", "pool"}
+
+
+def _expected_partition(model, missing):
+    """Independently: walk CameraNet's chain (it is a chain) and cut where the device changes."""
+    nodes = list(model.graph.node)
+    devices = ["CPU" if n.op_type in missing else "NPU" for n in nodes]
+    groups = []
+    for n, d in zip(nodes, devices):
+        if not groups or groups[-1][0] != d:
+            groups.append((d, []))
+        groups[-1][1].append(n.name)
+    shape = {vi.name: [x.dim_value for x in vi.type.tensor_type.shape.dim]
+             for vi in onnx.shape_inference.infer_shapes(model).graph.value_info}
+    crossing = 0
+    for prev, nxt in zip(groups, groups[1:]):
+        last = next(n for n in nodes if n.name == prev[1][-1])
+        crossing += 4 * int(np.prod(shape[last.output[0]]))
+    return [(d, tuple(names)) for d, names in groups], crossing
+
+
+@pytest.mark.parametrize("missing", ["GlobalAveragePool", "Relu", "Gemm", "BatchNormalization"])
+def test_partition_matches_an_independent_walk(model, missing):
+    p = deploy.partition(model, deploy.ILLUSTRATIVE_NPU.without(missing))
+    groups, crossing = _expected_partition(model, {missing})
+    assert list(p.subgraphs) == groups
+    assert p.crossing_bytes == crossing
+
+
+def test_partition_splits_when_too_many_tensors(model):
+    p = deploy.partition(model, deploy.dataclasses.replace(deploy.ILLUSTRATIVE_NPU, max_tensors=16))
+    assert len(p.subgraphs) > 1 and all(d == "NPU" for d, _ in p.subgraphs)
+    assert p.crossing_bytes == 0  # NPU to NPU: no device crossing
+    assert sum(len(n) for _, n in p.subgraphs) == len(model.graph.node)
+
+
+def test_profile_round_trips_through_json():
+    import json
+
+    d = json.loads(json.dumps(deploy.ILLUSTRATIVE_NPU.to_dict()))
+    assert deploy.NPUProfile.from_dict(d) == deploy.ILLUSTRATIVE_NPU
+
+
+# ---- executed graph and profiles -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_executed_graph_shows_fusion_and_reorders(model, precision):
+    ops = deploy.executed_graph(deploy.compile(model, precision=precision))
+    convs = [op for op in ops if op.layer_type == "Convolution"]
+    assert len(convs) == sum(n.op_type == "Conv" for n in model.graph.node)
+    relus = {n.name for n in model.graph.node if n.op_type == "Relu"}
+    assert all(op.fused for op in convs)
+    assert relus <= {name for op in convs for name in op.original}      # every Relu fused into a conv
+    assert any(op.converts_layout for op in ops)                        # at least one inserted layout Reorder
+    assert not any(op.layer_type in ("BatchNormInference", "Relu") for op in ops)
+
+
+def test_executed_graph_of_the_qdq_model_runs_int8(model, images):
+    q = deploy.quantize_qdq(fold_batchnorm(model), images)
+    ops = deploy.executed_graph(deploy.compile(q))
+    convs = [op for op in ops if op.layer_type == "Convolution"]
+    assert convs and all(op.precision.lower() in ("i8", "u8") or "8" in op.precision for op in convs)
+
+
+def test_profile_layers_tags_and_shares(model, images):
+    from npukit.graphs import MachineSpec
+
+    c = deploy.compile(model, profile=True)
+    machine = MachineSpec(1e11, 1e10, "toy", "given", "given")
+    rows = deploy.profile_layers(c, images[:1], runs=3, model=model, machine=machine)
+    assert abs(sum(r.share for r in rows) - 1) < 1e-9
+    assert any("layout conversion" in r.tags for r in rows)
+    assert any(t in ("memory-bound", "compute-bound") for r in rows for t in r.tags)
+    with pytest.raises(ValueError, match="PERF_COUNT"):
+        deploy.profile_layers(deploy.compile(model), images[:1])
+
+
+# ---- measuring ----------------------------------------------------------------------------------
+
+
+def test_benchmark_and_input_checks(model, images):
+    c = deploy.compile(model)
+    b = deploy.benchmark(c, images[:1], 1, 5)
+    assert len(b.times) == 5 and b.percentile(50) == pytest.approx(b.median)
+    with pytest.raises(ValueError, match=r"shape \(1, 3, 32, 32\)"):
+        deploy.benchmark(c, images[:2])
+    with pytest.raises(ValueError, match="float32"):
+        deploy.benchmark(c, images[:1].astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_async_pipeline_outputs_and_timestamps(net, model, images, n):
+    pipe = deploy.AsyncPipeline(deploy.compile(model, hint="THROUGHPUT"), requests=n)
+    xs = [im[None] for im in images]
+    jobs = pipe.run(xs)
+    assert [j.job for j in jobs] == list(range(len(xs)))
+    assert all(j.fill_start <= j.start < j.end for j in jobs)
+    assert {j.request for j in jobs} == set(range(min(n, len(xs))))
+    for r in range(n):  # one request never runs two jobs at once
+        mine = sorted((j.start, j.end) for j in jobs if j.request == r)
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(mine, mine[1:]))
+    got = np.concatenate([pipe.outputs[j] for j in range(len(xs))])
+    assert np.allclose(got, net(images), atol=1e-4)
+
+
+def test_host_alignment_guarantees_16_bytes():
+    a = deploy.host_alignment(200)
+    assert a[16] == 1.0 and a[128] <= a[64] <= a[16]
+
+
+# ---- GroupNormalization, pipelines, ONNX Runtime -------------------------------------------------
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from([(8, 2), (8, 4), (12, 3), (16, 16), (6, 1)]), st.integers(1, 9), st.integers(0, 100))
+def test_groupnorm_decomposition_matches_onnx_reference(cg, size, seed):
+    c, g = cg
+    m = deploy.groupnorm_model(c, g, size, seed=seed)
+    d = deploy.decompose_groupnorm(m)
+    assert not any(n.op_type == "GroupNormalization" for n in d.graph.node)
+    x = np.random.default_rng(seed).standard_normal((1, 3, size, size)).astype(np.float32)
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = ReferenceEvaluator(d).run(None, {"x": x})[0]
+    assert np.allclose(got, want, atol=1e-5)
+    assert np.allclose(deploy.compile(d)(x)[0], want, atol=1e-4)
+
+
+def test_groupnorm_against_numpy():
+    m = deploy.groupnorm_model(8, 2, 5, seed=3)
+    x = np.random.default_rng(3).standard_normal((1, 3, 5, 5)).astype(np.float32)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
+    conv_only = onnx.helper.make_model(onnx.helper.make_graph(
+        [m.graph.node[0]], "c", list(m.graph.input),
+        [onnx.helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, None)], list(m.graph.initializer)),
+        opset_imports=[onnx.helper.make_opsetid("", 21)], ir_version=10)
+    c = ReferenceEvaluator(conv_only).run(None, {"x": x})[0].astype(np.float64)
+    g = c.reshape(1, 2, -1)
+    n = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(c.shape)
+    want = np.maximum(n * inits["gamma"][None, :, None, None] + inits["beta"][None, :, None, None], 0)
+    got = ReferenceEvaluator(deploy.decompose_groupnorm(m)).run(None, {"x": x})[0]
+    assert np.allclose(got, want, atol=1e-5)
+
+
+def test_split_model_chain_equals_whole(model, images):
+    parts = deploy.split_model(model, ["block1.pw_relu", "block3.pw_relu"])
+    x = images[:1]
+    for p in parts:
+        x = ReferenceEvaluator(p).run(None, {p.graph.input[0].name: x})[0]
+    whole = ReferenceEvaluator(model).run(None, {"image": images[:1]})[0]
+    assert np.allclose(x, whole, atol=1e-5)
+
+
+def test_onnxruntime_and_openvino_agree_float_and_qdq(model, images):
+    for m, tol in ((model, 1e-4), (deploy.quantize_qdq(fold_batchnorm(model), images), 0.05)):
+        s = deploy.ort_session(m)
+        c = deploy.compile(m, precision="f32")
+        for im in images:
+            a = s.run(None, {"image": im[None]})[0]
+            b = c(im[None])[0]
+            assert np.abs(a - b).max() <= tol * max(1.0, np.abs(a).max())
+
+
+def test_qdq_model_keeps_the_prediction(net, model, images):
+    q = deploy.quantize_qdq(fold_batchnorm(model), images)
+    s = deploy.ort_session(q)
+    got = np.concatenate([s.run(None, {"image": im[None]})[0] for im in images])
+    assert (got.argmax(1) == net(images).argmax(1)).mean() >= 0.75
