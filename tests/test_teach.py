@@ -275,16 +275,18 @@ LIBRARY_ANSWERS = [
      "numpy.empty"),
     ("check_strides", lambda s, i, o="C": np.empty(s, np.dtype((np.void, i)), order=o).strides, "numpy.empty"),
     ("check_view_or_copy", lambda op: bool(np.shares_memory(x := np.ones((2, 3, 4, 4), np.float32),
-                                                            eval(op, {"np": np, "x": x}))), "eval"),
+                                                            eval(op, {"np": np, "x": x}))), "numpy.ones"),
     ("check_aligned_empty", allocate, "npukit.tensors.aligned_empty itself"),
     ("check_aligned_empty", lambda s, d, a: allocate(s, d, a), "npukit.tensors.aligned_empty"),
     ("check_aligned_empty", lambda s, d, a: npukit.tensors.aligned_empty(s, d, alignment=a), "npukit.tensors.aligned_empty"),
     ("check_reshape_view", lambda s, st, n: bool(np.shares_memory(
-        y := np.lib.stride_tricks.as_strided(np.zeros(4096, np.float32), s, st), y.reshape(n))), "as_strided"),
+        y := np.lib.stride_tricks.as_strided(np.arange(4096.0), s, st), y.reshape(n))), "as_strided"),
     ("check_stays_view", lambda s, p: layouts.conversion_is_free(s, "NCDHW"[: len(s)], "".join("NCDHW"[i] for i in p)),
      "npukit.layouts.conversion_is_free"),
-    ("check_stays_view", lambda s, p: bool(np.shares_memory(x := np.zeros(s), np.ascontiguousarray(x.transpose(p)))),
+    ("check_stays_view", lambda s, p: bool(np.shares_memory(x := np.arange(np.prod(s)).reshape(s), x.T)),
      "numpy.shares_memory"),
+    ("check_view_or_copy", lambda op: eval(op, {"np": np, "x": np.arange(96.0)}) is not None,
+     "builtins.eval"),
     ("check_to_blocked", my_alias, "npukit.layouts.to_blocked itself"),
     ("check_to_blocked", lambda x, b: my_alias(x, b), "npukit.layouts.to_blocked"),
     ("check_from_blocked", lambda xb, b, c: layouts.from_blocked(xb, b, c), "npukit.layouts.from_blocked"),
@@ -573,3 +575,19 @@ def test_lab_page_launch_buttons_open_the_student_edition():
     urls = [b["url"] for b in context["header_buttons"][0]["buttons"]]
     assert all(u.endswith("labs/student/02_layouts.ipynb") for u in urls)
     assert context["header_buttons"][1]["url"] == "../_sources/labs/02_layouts.ipynb"   # the download stays
+
+
+def test_cheat_measuring_instead_of_predicting_is_refused():
+    def measure_reshape(shape, strides, new_shape):
+        x = np.arange(4096, dtype=np.float32)
+        y = np.ndarray(shape, np.float32, buffer=x, strides=strides)   # building it is not seen ...
+        return y.reshape(new_shape).base is not None                    # ... reshaping it is
+
+    def measure_transpose(shape, perm):
+        x = np.zeros(shape)
+        return np.ascontiguousarray(x.transpose(perm)).base is x
+
+    with pytest.raises(core.CheckFailed, match="numpy.ndarray.reshape"):
+        teach.check_reshape_view(measure_reshape)
+    with pytest.raises(core.CheckFailed, match="numpy.zeros"):
+        teach.check_stays_view(measure_transpose)

@@ -316,10 +316,8 @@ def _error(cell: dict) -> tuple[str, str] | None:
 def _judge(ex: Exercise, run: dict, check_cell: dict, verdict_cell: dict | None, learner: str | None,
            stub: str, seed_digest: str) -> dict[str, Any]:
     result = {"id": ex.id, "status": "failed", "points": 0, "max_points": ex.points, "message": ""}
-    verdict = None
-    for line in _outputs_text(verdict_cell or {}).splitlines():
-        if line.startswith(_VERDICT):
-            verdict = json.loads(line[len(_VERDICT):])
+    lines = [line for line in _outputs_text(verdict_cell or {}).splitlines() if line.startswith(_VERDICT)]
+    verdict = json.loads(lines[0][len(_VERDICT):]) if len(lines) == 1 else None   # two: someone else printed one
     ran = [e for e in (verdict or {}).get("entries", []) if e.get("check") == ex.checker]
     error = _error(check_cell)
     if verdict is None:

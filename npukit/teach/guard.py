@@ -102,7 +102,11 @@ class Forbidden:
                 if getattr(v, "__module__", None) == obj.__name__ and (isinstance(v, type) or callable(v)):
                     self.add(v, f"{obj.__name__}.{k}")
             return
-        label = label or f"{getattr(obj, '__module__', None) or '?'}.{getattr(obj, '__qualname__', obj)}"
+        owner = getattr(obj, "__objclass__", None)
+        module = getattr(obj, "__module__", None) or getattr(owner, "__module__", None) or "?"
+        if module == "numpy._core.multiarray" or module.startswith("numpy."):
+            module = "numpy"   # as a learner writes it: numpy.ndarray.reshape, numpy.shares_memory
+        label = label or f"{module}.{getattr(obj, '__qualname__', obj)}"
         if isinstance(obj, type):
             for k, v in list(vars(obj).items()):
                 if isinstance(v, (staticmethod, classmethod)):

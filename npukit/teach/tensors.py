@@ -41,9 +41,11 @@ VIEW_OR_COPY_OPS: tuple[str, ...] = (
     "x + 0",
 )
 
-#: What a learner's function may not run in a "predict, do not measure" exercise.
+#: What a learner's function may not run in a "predict, do not measure" exercise: running the
+#: expression, building the array and asking NumPy whether memory is shared.
 _MEASURING = (np.shares_memory, np.may_share_memory, np.lib.stride_tricks.as_strided, builtins.eval, builtins.exec,
-              builtins.compile)
+              builtins.compile, np.empty, np.zeros, np.ones, np.full, np.ndarray.reshape, np.reshape,
+              np.ascontiguousarray)
 
 
 def _library() -> tuple:
