@@ -205,7 +205,8 @@ def test_library_answers_fail(results):
     assert r["score"] == 0
     messages = [e["message"] for e in r["exercises"]]
     assert "npukit.tensors.contiguous_strides" in messages[0]
-    assert "eval" in messages[1] or "numpy.shares_memory" in messages[1]
+    assert "your function called" in messages[1] and any(f in messages[1] for f in ("numpy.ones", "eval",
+                                                                                    "numpy.shares_memory"))
     assert "npukit.tensors.aligned_empty" in messages[2]
     assert "npukit.teach.tensors._reshape_is_view" in messages[3]
 
