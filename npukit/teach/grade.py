@@ -347,6 +347,9 @@ def _execute(nb: dict, labs_dir: pathlib.Path, seed: int, timeout: float) -> dic
     import nbclient
     import nbformat
 
+    from .._jupyter import patch_zmq_polling
+
+    patch_zmq_polling()   # notebooks with live widgets would otherwise stall to the cell timeout now and then
     node = nbformat.reads(json.dumps(nb), as_version=4)   # sources as strings, as nbclient wants them
     client = nbclient.NotebookClient(node, timeout=timeout, kernel_name="python3", allow_errors=True,
                                      interrupt_on_timeout=True, resources={"metadata": {"path": str(labs_dir)}})
