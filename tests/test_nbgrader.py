@@ -50,7 +50,11 @@ def course(tmp_path_factory):
     root = tmp / "course"
     (root / "source" / "lab01").mkdir(parents=True)
     shutil.copy(LAB, root / "source" / "lab01" / LAB.name)
-    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n')
+    # Kernels talk over IPC sockets, not TCP ports: a port picked as free can be
+    # taken by another process before the kernel binds it ("Address already in use").
+    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n'
+                                             'c.KernelManager.transport = "ipc"\n'
+                                             'c.ExecutePreprocessor.startup_timeout = 180\n')
     env = dict(os.environ, JUPYTER_PATH=str(tmp / "jupyter"), PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}",
                NPUKIT_GRADE_SEED="4242")
 
