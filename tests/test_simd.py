@@ -115,3 +115,38 @@ def test_layout_timing_record():
         simd.LayoutTiming("scale", (1, 64, 8), 2e-6, 1e-6)
     with pytest.raises(ValueError, match="nhwc_s"):
         simd.LayoutTiming("scale", (1, 64, 8, 8), 2e-6, 0.0)
+
+
+# ---- the figures that draw them (npukit.figures.layouts) -------------------------------
+
+
+def test_layout_timing_figure_plots_time_per_value():
+    from npukit import figures
+
+    t = [simd.LayoutTiming("depthwise", (1, 4, 32, 32), 4096e-9, 8192e-9)]
+    fig = figures.layouts.layout_timing_figure(t, title="t")
+    assert [tr.y[0] for tr in fig.data] == pytest.approx([1.0, 2.0])   # ns per value: 4096 values
+    assert fig.layout.yaxis.type == "log" and fig.layout.title.text == "t"
+
+
+@pytest.mark.parametrize("layout,block", [("NCHW", 4), ("NHWC", 4), ("blocked", 4), ("blocked", 8)])
+def test_memory_strip_figure_places_every_element(layout, block):
+    from npukit import figures
+
+    c, h, w = 6, 2, 3
+    fig = figures.layouts.memory_strip_figure(layout, block=block, channels=c, height=h, width=w)
+    text = np.asarray(fig.data[0].text).ravel()
+    x = np.arange(c * h * w).reshape(1, c, h, w)          # each element's value is its (c, h, w) index
+    if layout == "NCHW":
+        mem = x.ravel()
+    elif layout == "NHWC":
+        mem = x.transpose(0, 2, 3, 1).ravel()
+    else:                                                 # written out: blocks of `block` channels innermost
+        cb = -(-c // block)
+        mem = np.full(cb * h * w * block, -1)
+        for ci in range(c):
+            for hi in range(h):
+                for wi in range(w):
+                    mem[(((ci // block) * h + hi) * w + wi) * block + ci % block] = x[0, ci, hi, wi]
+    want = ["" if v < 0 else str(v // (h * w)) for v in mem]
+    assert list(text[:len(want)]) == want
