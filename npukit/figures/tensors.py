@@ -321,7 +321,8 @@ def views_slider_figure(cases: Mapping[str, tuple[np.ndarray, np.ndarray]], *, p
     Parameters
     ----------
     cases : mapping of str to (numpy.ndarray, numpy.ndarray)
-        ``{label: (view, base)}``, each drawable by :func:`memory_map_figure`.
+        ``{label: (array, base)}``, each drawable by :func:`memory_map_figure`
+        with ``base``; an array that is a copy is drawn in a buffer of its own.
     prefix : str
         Shown before the slider's current label.
     height : int
@@ -344,6 +345,8 @@ def views_slider_figure(cases: Mapping[str, tuple[np.ndarray, np.ndarray]], *, p
     >>> len(fig.data), [s.label for s in fig.layout.sliders[0].steps]
     (4, ['x', 'x.T'])
     """
+    import plotly.graph_objects as go
+
     from .. import viz
 
     if not isinstance(cases, Mapping) or not cases:
@@ -353,7 +356,12 @@ def views_slider_figure(cases: Mapping[str, tuple[np.ndarray, np.ndarray]], *, p
         _check.text(label, "each label in cases")
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise TypeError(f"cases[{label!r}] must be a pair (view, base), got {type(pair).__name__}")
-        figs.append(memory_map_figure({label: pair[0]}, base=pair[1], height=height))
+        both = memory_map_figure({"base": pair[1], label: pair[0]}, base=pair[1], height=height)
+        only = go.Figure(data=list(both.data[2:4]), layout=both.layout)   # the view's grid and buffer
+        for trace in only.data:
+            trace.visible = True
+        only.update_layout(title_text=both.layout.updatemenus[0].buttons[1].args[1]["title.text"])
+        figs.append(only)
         labels.append(label)
     fig = viz.slider_figure(figs, labels, prefix=prefix, height=height)
     for step, f in zip(fig.layout.sliders[0].steps, figs):
