@@ -361,10 +361,12 @@ def views_slider_figure(cases: Mapping[str, tuple[np.ndarray, np.ndarray]], *, p
         for trace in only.data:
             trace.visible = True
         only.update_layout(title_text=both.layout.updatemenus[0].buttons[1].args[1]["title.text"])
+        only.layout.updatemenus = ()
         figs.append(only)
         labels.append(label)
     fig = viz.slider_figure(figs, labels, prefix=prefix, height=height)
     for step, f in zip(fig.layout.sliders[0].steps, figs):
         step.args[1]["coloraxis.cmax"] = f.layout.coloraxis.cmax
-    fig.update_layout(updatemenus=[], margin=dict(b=90, t=110))
+    fig.layout.updatemenus = ()
+    fig.update_layout(margin=dict(b=90, t=110))
     return fig

@@ -46,7 +46,7 @@ CASES = [
     bad(F.views_slider_figure, {"x": X}, exc=TypeError, names="cases['x']"),
     bad(F.views_slider_figure, {"x": (X, X, X)}, exc=TypeError, names="cases['x']"),
     bad(F.views_slider_figure, {3: (X, X)}, exc=TypeError, names="label"),
-    bad(F.views_slider_figure, {"x": (X, np.zeros(3))}, names="base"),
+    bad(F.views_slider_figure, {"x": (np.zeros(100), np.zeros(100))}, names="has 100 elements"),
     bad(F.views_slider_figure, {"x": (X, X)}, prefix=3, exc=TypeError, names="prefix"),
     bad(F.views_slider_figure, {"x": (X, X)}, height=10, names="height"),
 ]
