@@ -12,7 +12,7 @@ models           0. CameraNet, the running example, and its ONNX export
 train            0. training and scoring CameraNet
 tensors          1. Tensors are memory
 layouts          2. Layouts: NCHW, NHWC, blocked, im2col, what a conversion costs
-simd             2. … and which axis a kernel vectorises along in each layout
+simd             2. … and which axis a kernel vectorizes along in each layout
 graphs           3. Graphs and the roofline: what a graph costs
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
 gemm             4. GEMM and tiling

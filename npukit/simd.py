@@ -1,11 +1,11 @@
 """SIMD and layouts: which axis is innermost decides how full the vectors are.
 
-The invariant this module teaches: **a vectorised kernel runs its inner loop
+The invariant this module teaches: **a vectorized kernel runs its inner loop
 along the innermost axis of memory**, so a layout is good for an operation
 when it puts a *long* axis innermost. In NCHW a 1×1 convolution is one matrix
 product ``W[Cout×Cin] · X[Cin×H·W]`` whose rows are unit-stride pixel runs
 (chapter 4 lowers it exactly so): no layout change is needed. A depthwise or
-per-channel operation vectorises along W in NCHW and along C in NHWC; as a
+per-channel operation vectorizes along W in NCHW and along C in NHWC; as a
 network shrinks its maps and widens its channels (CameraNet's last maps are
 4×4 with 128 channels), only channels-innermost keeps the vectors full.
 :func:`measure_layouts` times the same operation on the same values in both
@@ -35,16 +35,16 @@ LAYOUT_OPS = ("depthwise", "scale", "pointwise")
 def lane_fill(extent: int, lanes: int = 16) -> float:
     """The share of vector lanes doing useful work when a loop over ``extent`` values runs in vectors.
 
-    A loop of ``extent`` iterations vectorised ``lanes`` at a time issues
+    A loop of ``extent`` iterations vectorized ``lanes`` at a time issues
     ⌈extent / lanes⌉ vector instructions; the last one is partly empty.
-    ``lanes=16`` is one AVX-512 register of float32. Vectorising a 4×4 map
+    ``lanes=16`` is one AVX-512 register of float32. Vectorizing a 4×4 map
     along its width fills 4 of 16 lanes; along 128 channels, all of them.
     See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
     ----------
     extent : int
-        Values along the vectorised axis (≥ 1).
+        Values along the vectorized axis (≥ 1).
     lanes : int
         Values per vector register (≥ 1).
 
@@ -103,7 +103,7 @@ def _depthwise_args(x: Any, w: Any, layout: Any, stride: Any, pad: Any) -> tuple
 
 def depthwise_conv(x: np.ndarray, w: np.ndarray, layout: str = "NCHW", *, stride: int = 1,
                    pad: int = 1) -> np.ndarray:
-    """A depthwise convolution, vectorised along the innermost axis of ``layout``.
+    """A depthwise convolution, vectorized along the innermost axis of ``layout``.
 
     Each output channel is its input channel convolved with its own
     ``kh × kw`` filter. It is computed the way a SIMD kernel computes it
@@ -266,7 +266,7 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
 
     * ``"depthwise"``: a ``kernel × kernel`` depthwise convolution's
       multiply–adds (:func:`depthwise_conv`, input padded beforehand);
-      NCHW vectorises along W, NHWC along C;
+      NCHW vectorizes along W, NHWC along C;
     * ``"scale"``: a per-channel ``y = x·s + b`` (BatchNorm at inference);
       NCHW runs along each H·W plane with one scalar, NHWC along C with a
       vector of scales;

@@ -335,7 +335,7 @@ def layout_timing_figure(timings: Sequence[LayoutTiming], title: str | None = No
     --------
     >>> t = [LayoutTiming("depthwise", (1, 4, 32, 32), 9e-5, 1e-4), LayoutTiming("depthwise", (1, 64, 8, 8), 1e-4, 5e-5)]
     >>> [tr.name for tr in layout_timing_figure(t).data]
-    ['NCHW (vectorised along W)', 'NHWC (vectorised along C)']
+    ['NCHW (vectorized along W)', 'NHWC (vectorized along C)']
     """
     import plotly.graph_objects as go
 
@@ -346,8 +346,8 @@ def layout_timing_figure(timings: Sequence[LayoutTiming], title: str | None = No
     labels = [f"{t.label}" for t in timings]
     per = [int(np.prod(t.shape)) for t in timings]
     fig = go.Figure()
-    for k, (name, attr, colour) in enumerate([("NCHW (vectorised along W)", "nchw_s", viz.PALETTE[0]),
-                                              ("NHWC (vectorised along C)", "nhwc_s", viz.PALETTE[3])]):
+    for k, (name, attr, colour) in enumerate([("NCHW (vectorized along W)", "nchw_s", viz.PALETTE[0]),
+                                              ("NHWC (vectorized along C)", "nhwc_s", viz.PALETTE[3])]):
         ns = [getattr(t, attr) / n * 1e9 for t, n in zip(timings, per)]
         fig.add_trace(go.Scatter(x=labels, y=ns, name=name, mode="lines+markers", line=dict(color=colour),
                                  marker=dict(symbol=("circle", "square")[k], size=8),
@@ -364,7 +364,7 @@ def memory_strip_figure(layout: str = "NHWC", block: int = 4, channels: int = 6,
                         conversion: Conversion | None = None, row: int = 16) -> go.Figure:
     """Memory, slot by slot, for one small tensor in one layout, with a measured conversion cost in the title.
 
-    Each slot is coloured by the channel stored there and labelled with it;
+    Each slot is colored by the channel stored there and labeled with it;
     hover shows the element's (c, h, w); grey slots are a blocked layout's
     zero padding. It is the figure lab 2's live control redraws, and (one per
     layout, under :func:`npukit.viz.slider_figure`) its static equivalent.
