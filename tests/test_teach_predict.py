@@ -61,6 +61,8 @@ def test_conversion_prediction_explains_the_gap(capsys):
     with pytest.raises(CheckFailed, match="costs more than you expected"):
         predict.check_conversion_prediction(1.2, slow)
     predict.check_conversion_prediction(2.2, slow)                    # within 40 % of 3
+    with pytest.raises(CheckFailed, match="greater than 0"):
+        predict.check_conversion_prediction(-1, slow)
     blocked = conv((1, 64, 112, 112), dst="NCHW16c", convert_s=2e-6)
     with pytest.raises(CheckFailed, match="gathered the scattered values better"):
         predict.check_conversion_prediction(5.0, blocked)

@@ -21,14 +21,16 @@ from .core import CheckFailed, NotAttempted
 __all__ = ["check_alignment_prediction", "check_conversion_prediction"]
 
 
-def _prediction(name: str, predicted: Any, *, low: float, high: float) -> float:
-    """The learner's prediction as a float in [low, high], or the one-line outcome."""
+def _prediction(name: str, predicted: Any, *, low: float, high: float | None) -> float:
+    """The learner's prediction as a float in [low, high] (no upper bound if None), or the one-line outcome."""
     if predicted is None or predicted is Ellipsis:
         raise NotAttempted(f"{name}: not attempted yet (set your prediction first).")
     if isinstance(predicted, bool) or not isinstance(predicted, numbers.Real) or not math.isfinite(predicted):
         raise CheckFailed(f"{name}: your prediction must be a number, got {predicted!r}")
     p = float(predicted)
-    if not low <= p <= high:
+    if high is None and p <= low:
+        raise CheckFailed(f"{name}: your prediction must be a number greater than {low:g}, got {p:g}")
+    if high is not None and not low <= p <= high:
         raise CheckFailed(f"{name}: your prediction must be between {low:g} and {high:g}, got {p:g}")
     return p
 
@@ -110,7 +112,7 @@ def check_conversion_prediction(predicted: Any, conversion: Any, *, tolerance: f
 
     _check.instance(conversion, "conversion", Conversion)
     tolerance = _check.positive(tolerance, "tolerance")
-    p = _prediction("conversion", predicted, low=0.0, high=1e6)
+    p = _prediction("conversion", predicted, low=0.0, high=None)
     m = conversion.slowdown
     if abs(p - m) > tolerance * max(1.0, m):
         blocked = not conversion.dst.isalpha()
