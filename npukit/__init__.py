@@ -18,7 +18,8 @@ gemm             4. GEMM and tiling
 systolic         5. Systolic arrays: one GEMM on one array (dataflows, folds, cycles)
 accelerator      5. … and the array in a system (networks, peak vs delivered TOPS, memory)
 quant            6. Quantization
-deploy           7. Deploying to an NPU
+deploy           7. Deploying to an NPU: devices, compiling, the executed graph, profiles, timing
+contract         7. … and what a device accepts (NPU contract, partitions, lowering, ONNX Runtime)
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -44,7 +45,7 @@ CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites
                              6: "quant", 7: "deploy"}
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "systolic", "accelerator",
-               "quant", "deploy", "figures", "teach", "tally", "viz", "measure")
+               "quant", "deploy", "contract", "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

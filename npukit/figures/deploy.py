@@ -1,7 +1,8 @@
 """Figures of chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.deploy`.
+:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.deploy`
+and :mod:`npukit.contract`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import _check, viz
-from ..deploy import ExecutedOp, Job, LayerTime, Partition
+from ..contract import Partition
+from ..deploy import ExecutedOp, Job, LayerTime
 
 __all__ = [
     "executed_graph_figure",
@@ -84,9 +86,9 @@ def partition_figure(part: Partition, *, title: str | None = None) -> Any:
 
     Examples
     --------
-    >>> from npukit import deploy
+    >>> from npukit import contract
     >>> from npukit.models import CameraNet
-    >>> p = deploy.partition(CameraNet.pretrained().to_onnx(), deploy.ILLUSTRATIVE_NPU.without("Relu"))
+    >>> p = contract.partition(CameraNet.pretrained().to_onnx(), contract.ILLUSTRATIVE_NPU.without("Relu"))
     >>> fig = partition_figure(p)
     >>> len(fig.layout.annotations) == len(p.crossings)
     True
@@ -94,7 +96,7 @@ def partition_figure(part: Partition, *, title: str | None = None) -> Any:
     import plotly.graph_objects as go
 
     if not isinstance(part, Partition):
-        raise TypeError(f"part must be a deploy.Partition, got {type(part).__name__}")
+        raise TypeError(f"part must be a contract.Partition, got {type(part).__name__}")
     fig = go.Figure()
     x = 0
     starts = []

@@ -19,9 +19,9 @@ _POOL = ("Conv", "Relu", "Sigmoid", "Add", "Mul", "MaxPool", "HardSwish", "Softm
 
 
 def _forbidden() -> tuple:
-    from .. import deploy
+    from .. import contract
 
-    return (deploy.partition, deploy.check_contract, deploy._shapes, sys.modules[__name__])
+    return (contract, sys.modules[__name__])
 
 
 def _chain(rng: np.random.Generator) -> tuple[Any, dict]:
@@ -84,14 +84,14 @@ def check_crossing_bytes(fn: Callable[[Any, frozenset], int]) -> None:
 
     Examples
     --------
-    >>> from npukit import deploy
+    >>> from npukit import contract
     >>> def by_library(model, npu_ops):
-    ...     profile = deploy.NPUProfile("p", frozenset(npu_ops), dtypes=frozenset({"float32"}))
-    ...     return deploy.partition(model, profile).crossing_bytes
+    ...     profile = contract.NPUProfile("p", frozenset(npu_ops), dtypes=frozenset({"float32"}))
+    ...     return contract.partition(model, profile).crossing_bytes
     >>> check_crossing_bytes(by_library)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    npukit.teach.core.CheckFailed: crossing bytes: your function called npukit.deploy.partition...
+    npukit.teach.core.CheckFailed: crossing bytes: your function called npukit.contract...
     """
     rng = _rng(7101)
     cases, sizes = [], []
