@@ -566,12 +566,32 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
         return onnx.load(str(dst))
 
 
-def ort_session(model: Any, level: str = "all", *, threads: int | None = None) -> Any:
+def ort_session(model: Any, level: str = "all", *, threads: int | None = None,
+                save_optimized: str | pathlib.Path | None = None) -> Any:
     """An ONNX Runtime session on the CPU execution provider with a named graph-optimisation level.
 
-    ``level``: ``"disabled"``, ``"basic"`` (constant folding, redundant nodes),
-    ``"extended"`` (fusions such as Conv+Relu), ``"all"`` (plus layout
-    optimisations, NCHWc on x86).
+    ``level``: ``"disabled"``, ``"basic"`` (constant folding, redundant
+    nodes, Conv+BatchNorm and similar fusions), ``"extended"`` (fusions such
+    as Conv+Relu into ``FusedConv``), ``"all"`` (plus layout optimisations:
+    NCHWc convolutions on x86). ``save_optimized`` writes the optimised graph
+    to that path, to see what the level did.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+    level : {"disabled", "basic", "extended", "all"}
+    threads : int, optional
+        ``intra_op_num_threads``; None lets ONNX Runtime choose.
+    save_optimized : path, optional
+
+    Returns
+    -------
+    onnxruntime.InferenceSession
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a ``model`` that is not a ModelProto or a bad ``level`` or ``threads``.
 
     Examples
     --------
@@ -588,7 +608,9 @@ def ort_session(model: Any, level: str = "all", *, threads: int | None = None) -
     _check.one_of(level, "level", tuple(levels))
     opts = ort.SessionOptions()
     opts.graph_optimization_level = levels[level]
-    opts.log_severity_level = 3
+    opts.log_severity_level = 3  # no warning that "all" writes hardware-specific layouts
     if threads is not None:
         opts.intra_op_num_threads = _check.integer(threads, "threads", minimum=1)
+    if save_optimized is not None:
+        opts.optimized_model_filepath = str(_check.path(save_optimized, "save_optimized"))
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])

@@ -277,6 +277,7 @@ class ExecutedOp:
     inputs: tuple  #: friendly names of the operations feeding it
     original: tuple  #: names of the model's layers fused into it
     order: int
+    on_constants: bool = False  #: every input is a constant (weights), so it runs once, not per inference
 
     @property
     def fused(self) -> bool:
@@ -285,11 +286,15 @@ class ExecutedOp:
 
     @property
     def converts_layout(self) -> bool:
-        return self.layer_type == "Reorder" and any(x != self.output_layout for x in self.input_layouts)
+        """An inserted Reorder that rewrites an activation in another memory layout."""
+        return (self.layer_type == "Reorder" and not self.on_constants
+                and any(x != self.output_layout for x in self.input_layouts))
 
     @property
     def converts_precision(self) -> bool:
-        return any(p != self.output_precision for p in self.input_precisions) and self.layer_type in ("Reorder", "Convert")
+        """An operation that only converts an activation's precision (a Reorder, a Convert, a quantizing step)."""
+        return (self.layer_type in ("Reorder", "Convert", "Subgraph", "Eltwise", "FakeQuantize")
+                and not self.on_constants and any(p != self.output_precision for p in self.input_precisions))
 
 
 def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp]:
@@ -297,7 +302,12 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
 
     Reads ``compiled.get_runtime_model()``: each op's runtime info gives its
     layer type, kernel, precisions, layout and the original layers fused into
-    it. ``constants=False`` leaves out ``Const`` operations (weights).
+    it (a fused convolution may carry a new name, e.g. ``Multiply_…`` after
+    OpenVINO folded a BatchNormalization into its weights). A Reorder or
+    Convert whose inputs are all constants converts weights once; only the
+    ones on activations count as :attr:`ExecutedOp.converts_layout` or
+    :attr:`ExecutedOp.converts_precision`. ``constants=False`` leaves out
+    ``Const`` operations (weights).
 
     Examples
     --------
@@ -308,11 +318,13 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     """
     if not hasattr(compiled, "get_runtime_model"):
         raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
-    info_of, out = {}, []
+    info_of, constant, out = {}, set(), []
     for op in compiled.get_runtime_model().get_ordered_ops():
         info = {k: v.astype(str) for k, v in op.get_rt_info().items()}
         info_of[op.get_friendly_name()] = info
         srcs = tuple(i.get_source_output().get_node().get_friendly_name() for i in op.inputs())
+        if info.get("layerType") == "Const" or (srcs and all(s in constant for s in srcs)):
+            constant.add(op.get_friendly_name())
         if info.get("layerType") == "Const" and not constants:
             continue
         out.append(ExecutedOp(
@@ -322,7 +334,7 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
             input_layouts=tuple(info_of[s].get("outputLayouts", "?") for s in srcs if s in info_of),
             input_precisions=tuple(info_of[s].get("outputPrecisions", "?") for s in srcs if s in info_of),
             inputs=srcs, original=tuple(x for x in info.get("originalLayersNames", "").split(",") if x),
-            order=int(info.get("execOrder", len(out)))))
+            order=int(info.get("execOrder", len(out))), on_constants=bool(srcs) and all(s in constant for s in srcs)))
     return out
 
 

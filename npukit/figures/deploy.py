@@ -24,8 +24,10 @@ __all__ = [
 
 
 def _kind(op: ExecutedOp) -> str:
-    if op.layer_type == "Reorder":
-        return "inserted Reorder (layout)" if op.converts_layout else "inserted Reorder (precision)"
+    if op.converts_layout:
+        return "inserted Reorder (layout)"
+    if op.converts_precision:
+        return "inserted conversion (precision)"
     if op.layer_type in ("Input", "Output"):
         return "input / output"
     if op.fused:
@@ -33,7 +35,7 @@ def _kind(op: ExecutedOp) -> str:
     return "single layer"
 
 
-_COLOURS = {"inserted Reorder (layout)": viz.PALETTE[3], "inserted Reorder (precision)": viz.PALETTE[1],
+_COLOURS = {"inserted Reorder (layout)": viz.PALETTE[3], "inserted conversion (precision)": viz.PALETTE[1],
             "fused layers": viz.PALETTE[0], "single layer": viz.PALETTE[5], "input / output": viz.PALETTE[7]}
 
 
@@ -42,6 +44,9 @@ def executed_graph_figure(ops: Sequence[ExecutedOp], *, title: str | None = None
 
     Each box is one executed operation in execution order; hovering shows its
     kernel, precision, layout and the original layers fused into it.
+    Operations on constants only (weight conversions OpenVINO does once, at
+    compile time) and Reshapes (no data moves) are left out. A Reorder that
+    changes both layout and precision is drawn as a layout Reorder.
 
     Examples
     --------
@@ -57,6 +62,7 @@ def executed_graph_figure(ops: Sequence[ExecutedOp], *, title: str | None = None
     for i, op in enumerate(ops):
         if not isinstance(op, ExecutedOp):
             raise TypeError(f"ops[{i}] must be a deploy.ExecutedOp, got {type(op).__name__}")
+    ops = [op for op in ops if not op.on_constants and op.layer_type != "Reshape"] or list(ops)
     fig = go.Figure()
     cols = 8
     xs = [i % cols for i in range(len(ops))]
