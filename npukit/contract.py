@@ -64,13 +64,8 @@ def supported_ops(model: Any, device: str = "CPU", *, core: Any = None) -> dict[
     Returns
     -------
     dict
-        Operation friendly name → device name.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad ``device`` (a physical device this machine lacks is a
-        ``ValueError`` listing the devices present) or ``model``.
+        Operation friendly name → device name. A missing physical device is a
+        ``ValueError`` listing the devices present.
 
     Examples
     --------
@@ -391,17 +386,8 @@ def decompose_groupnorm(model: Any) -> Any:
     Parameters
     ----------
     model : onnx.ModelProto
-        Its GroupNormalization inputs must have static shapes of rank ≥ 3.
-
-    Returns
-    -------
-    onnx.ModelProto
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a ``model`` that is not a ModelProto, or a GroupNormalization
-        whose input shape is not static.
+        Its GroupNormalization inputs must have static shapes of rank ≥ 3
+        (else a ``ValueError``).
 
     Examples
     --------
@@ -506,19 +492,10 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
     model : onnx.ModelProto
         A float model with one static-shaped image input.
     calibration : numpy.ndarray
-        float32 images, shape ``(n, *input_shape[1:])``.
+        float32 images, shape ``(n, *input_shape[1:])``; a wrong dtype or
+        shape is a ``ValueError``.
     per_channel : bool
         Weight scales per output channel.
-
-    Returns
-    -------
-    onnx.ModelProto
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a ``model`` that is not a ModelProto, or ``calibration`` of the
-        wrong dtype or shape.
 
     Examples
     --------
@@ -583,15 +560,6 @@ def ort_session(model: Any, level: str = "all", *, threads: int | None = None,
     threads : int, optional
         ``intra_op_num_threads``; None lets ONNX Runtime choose.
     save_optimized : path, optional
-
-    Returns
-    -------
-    onnxruntime.InferenceSession
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a ``model`` that is not a ModelProto or a bad ``level`` or ``threads``.
 
     Examples
     --------

@@ -1,23 +1,15 @@
 """Deploying a model: which device runs it, what the runtime made of it, and how to time it honestly.
 
 The invariant this module teaches: **a deployed model is not the graph you
-exported.** A runtime picks a device (or falls back to another), fuses
-layers, inserts layout and precision conversions, and runs the result after
-a cold start that costs more than every later inference. Each function here
-makes one of those steps visible on a real runtime, OpenVINO's CPU plugin,
-with an NPU or GPU used when present:
-
-* :func:`choose_device` — prefer an NPU, say loudly when it falls back, fail
-  when a missing device is demanded; :func:`compile` — one place for the
-  device, the precision, the performance hint and the cache;
-* :func:`executed_graph`, :func:`profile_layers` — the graph that actually
-  ran, layer by layer, each slow layer tagged with why;
-* :func:`benchmark`, :class:`AsyncPipeline` — cold and steady-state latency,
-  and a timeline of overlapping asynchronous requests.
-
-What a device accepts (the NPU contract, partitioning, lowering an operator,
-host-buffer alignment, ONNX Runtime beside OpenVINO) is :mod:`npukit.contract`. ``openvino`` is
-imported inside the functions.
+exported.** A runtime picks a device (or falls back), fuses layers, inserts
+layout and precision conversions, and runs the result after a cold start
+that costs more than every later inference. Each function makes one step
+visible on OpenVINO's CPU plugin (an NPU or GPU when present):
+:func:`choose_device` and :func:`compile` (device, precision, hint, cache);
+:func:`executed_graph` and :func:`profile_layers` (what ran, and why a layer
+is slow); :func:`benchmark` and :class:`AsyncPipeline` (cold and steady
+latency, overlapping requests on a timeline). What a device accepts is
+:mod:`npukit.contract`. ``openvino`` is imported inside the functions.
 
 See chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
 """
@@ -85,16 +77,13 @@ def choose_device(preferred: Sequence[str] = DEVICES, require: str | None = None
                   core: Any = None, quiet: bool = False) -> DeviceChoice:
     """Pick the first device of ``preferred`` this machine has; say loudly when that is a fallback.
 
-    A deployment script should neither silently run on the CPU when it was
-    meant for the NPU nor crash on a laptop without one. So: the first
-    available device of ``preferred`` is chosen and a message says which; when
-    it is not the first choice the message starts in capitals
-    (``NO NPU FOUND: falling back to the CPU plugin``). ``require`` names a
-    device that *must* be present, and its absence is an error that says how
-    to fix it. ``"GPU"`` matches ``GPU.0``, ``GPU.1`` …; a name OpenVINO does
-    not list simply counts as missing. (OpenVINO's own ``AUTO:NPU,CPU`` falls
-    back silently, and plain ``AUTO`` never picks the NPU.) This is the
-    course's one device-choice logic: :func:`npukit.measure.device_report`
+    Neither run silently on the CPU nor crash without an NPU: the first
+    available device of ``preferred`` is chosen and a message says which, in
+    capitals when it is a fallback (``NO NPU FOUND: falling back to the CPU
+    plugin``); a missing ``require`` is an error that says how to fix it.
+    ``"GPU"`` matches ``GPU.0``, ``GPU.1`` …; a name OpenVINO does not list
+    counts as missing. (OpenVINO's ``AUTO:NPU,CPU`` falls back silently.)
+    The course's one device choice: :func:`npukit.measure.device_report`
     calls it too.
 
     Parameters
@@ -115,8 +104,7 @@ def choose_device(preferred: Sequence[str] = DEVICES, require: str | None = None
     Raises
     ------
     TypeError, ValueError
-        For a bad ``preferred`` (not a list or tuple of device names, or a
-        virtual device such as ``"AUTO:NPU,CPU"``) or ``require``.
+        For a bad ``preferred`` (not device names, or a virtual device) or ``require``.
     RuntimeError
         If ``require`` is missing, or none of ``preferred`` is present.
 
@@ -200,28 +188,15 @@ def compile(model: Any, device: str = "CPU", *, precision: str | None = "f32", h
     ----------
     model : onnx.ModelProto, str, pathlib.Path, bytes or openvino.Model
     device : str
-        An OpenVINO device name: ``"CPU"``, ``"NPU"``, ``"GPU"``, or a virtual one
-        (``"AUTO:NPU,CPU"``, ``"HETERO:NPU,CPU"``, ``"MULTI:…"``).
+        ``"CPU"``, ``"NPU"``, ``"GPU"`` or a virtual one (``"AUTO:NPU,CPU"`` …);
+        a physical device this machine lacks is a ``ValueError`` listing those present.
     precision : {"f32", "bf16", "f16"} or None
         ``INFERENCE_PRECISION_HINT``, passed to any device (a device that
-        cannot compute in it refuses at compile time); None keeps the
-        device's default (an NPU computes in f16).
+        cannot compute in it refuses); None keeps the device's default.
     hint : {"LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"} or None
-    cache_dir : path, optional
-    profile : bool
-    config : mapping, optional
-        Further properties, passed as they are (OpenVINO rejects unknown ones).
-    core : openvino.Core, optional
-
-    Returns
-    -------
-    openvino.CompiledModel
-
-    Raises
-    ------
-    TypeError, ValueError, FileNotFoundError
-        For bad arguments, naming the argument; a physical device this machine
-        lacks is a ``ValueError`` that lists the devices present.
+    cache_dir, profile, config, core
+        ``CACHE_DIR``; ``PERF_COUNT``; further properties as they are
+        (OpenVINO rejects unknown ones); the ``openvino.Core`` to use.
 
     Examples
     --------
@@ -292,9 +267,11 @@ class ExecutedOp:
 
     @property
     def converts_precision(self) -> bool:
-        """An operation that only converts an activation's precision (a Reorder, a Convert, a quantizing step)."""
-        return (self.layer_type in ("Reorder", "Convert", "Subgraph", "Eltwise", "FakeQuantize")
-                and not self.on_constants and any(p != self.output_precision for p in self.input_precisions))
+        """An operation that converts an activation's precision: a Reorder, a Convert, a quantizing step."""
+        if self.on_constants or all(p == self.output_precision for p in self.input_precisions):
+            return False
+        return self.layer_type in ("Reorder", "Convert") or (
+            self.layer_type in ("Subgraph", "Eltwise", "FakeQuantize") and self.output_precision in ("u8", "i8"))
 
 
 def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp]:
