@@ -358,3 +358,18 @@ def test_profile_tags_pooling_by_its_own_intensity(model, images):
     rows = {r.name: r for r in deploy.profile_layers(c, images[:1], runs=2, model=model, machine=machine)}
     pool = [r for r in rows.values() if r.layer_type in ("ReduceMean", "Pooling")]
     assert pool and all("memory-bound" in r.tags for r in pool)    # 0.24 FLOP/byte, not its conv's
+
+
+def test_weight_conversions_are_not_counted_as_per_inference_conversions(model):
+    """In BF16 the plugin converts the biases once, at compile time: those Reorders sit on constants, do not run
+    per inference (no profiling entry), and are not counted; the edge Reorders on activations are."""
+    c = deploy.compile(model, precision="bf16", profile=True)
+    ops = deploy.executed_graph(c)
+    on_weights = [op for op in ops if op.layer_type == "Reorder" and op.on_constants]
+    counted = [op for op in ops if op.converts_precision]
+    assert all(not op.on_constants for op in counted)
+    assert all(op.converts_layout for op in counted if op.layer_type == "Reorder") or not counted
+    r = c.create_infer_request()
+    r.infer(np.zeros((1, 3, 32, 32), np.float32))
+    ran = {p.node_name for p in r.profiling_info}
+    assert not any(op.name in ran for op in on_weights)
