@@ -22,7 +22,8 @@ accelerator      5. … and the array in a system (networks, peak vs delivered T
 quant            6. Quantization: number formats, the ONNX affine map, choosing scales
 qarith           6. … integer-only arithmetic: int32 sums and requantization
 ptq              6. … post-training quantization: calibrate, write QDQ, run in integers
-deploy           7. Deploying to an NPU
+deploy           7. Deploying to an NPU: devices, compiling, the executed graph, profiles, timing
+contract         7. … and what a device accepts (NPU contract, partitions, lowering, ONNX Runtime)
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -48,7 +49,8 @@ CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites
                              6: "ptq", 7: "deploy"}
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "rewrites", "gemm", "blas", "systolic",
-               "accelerator", "quant", "qarith", "ptq", "deploy", "figures", "teach", "tally", "viz", "measure")
+               "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "figures", "teach", "tally", "viz",
+               "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

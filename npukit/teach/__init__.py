@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import core, deploy, gemm, graphs, layouts, predict, quant, student, systolic, tensors
 from .core import check
-from .deploy import check_crossing_bytes, check_double_buffered, check_prediction, check_reorder
+from .deploy import check_crossing_bytes, check_double_buffered, check_reorder, check_speedup_prediction
 from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul, check_time_prediction
 from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
@@ -32,7 +32,7 @@ __all__ = [
     "check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction",
     "check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction",
     "quant", "check_quantize", "check_requantize", "check_channel_scales", "check_calibration_prediction",
-    "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_prediction",
+    "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
 ]
