@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx.reference import ReferenceEvaluator
 
-from npukit import contract, deploy, measure, ptq, qarith, quant
+from npukit import contract, deploy, measure, ptq, qarith
 from npukit.data import shapes_dataset
 from npukit.rewrites import fold_batchnorm
 from npukit.models import CameraNet
