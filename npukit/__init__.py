@@ -13,6 +13,7 @@ train            0. training and scoring CameraNet
 tensors          1. Tensors are memory
 layouts          2. Layouts
 graphs           3. Graphs and the roofline: what a graph costs
+roofline         3. … measuring the roofline, and measured kernels under it
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
 gemm             4. GEMM and tiling
 systolic         5. Systolic arrays: one GEMM on one array (dataflows, folds, cycles)
@@ -43,8 +44,8 @@ __version__ = "0.1.0"
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
                              6: "quant", 7: "deploy"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "systolic", "accelerator",
-               "quant", "deploy", "figures", "teach", "tally", "viz", "measure")
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "roofline", "rewrites", "gemm", "systolic",
+               "accelerator", "quant", "deploy", "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 
