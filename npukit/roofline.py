@@ -410,10 +410,10 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
     for i, node in enumerate(graph.node):
         for t in node.input:
             readers.setdefault(t, []).append(i)
-    for i in reversed(range(len(graph.node))):  # renamed nodes join the kernel that reads their output
-        node = graph.node[i]
-        if i not in owner:
-            ks = {owner.get(j) for t in node.output for j in readers.get(t, [])}
+    named = dict(owner)
+    for i, node in enumerate(graph.node):  # a renamed node joins the kernel that names its reader
+        if i not in named:
+            ks = {named.get(j) for t in node.output for j in readers.get(t, [])}
             if len(ks) == 1 and None not in ks:
                 owner[i] = ks.pop()
     counts = {c.name: c for c in op_counts(model, itemsize=itemsize)}

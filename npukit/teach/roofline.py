@@ -19,8 +19,9 @@ from .core import CheckFailed, NotAttempted
 
 __all__ = ["check_relu_prediction"]
 
-#: How far (as a fraction of the measurement) a prediction may be from it and still pass.
-REL_TOL = 0.5
+#: A prediction passes within this factor of the measurement, either way (a timed ReLU on a shared
+#: machine varies by tens of percent between runs; a wrong road is off by a factor of 3 to 40).
+FACTOR = 2.0
 
 
 def _number(x: Any, name: str) -> float:
@@ -46,7 +47,7 @@ def _slip(p: float, peak: float, bandwidth: float) -> str:
 
 def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak_gflops: float,
                           bandwidth_gbs: float) -> None:
-    """Compare a predicted ReLU rate (GFLOP/s) with this run's measurement, within 50 %.
+    """Compare a predicted ReLU rate (GFLOP/s) with this run's measurement, within a factor of 2.
 
     ``peak_gflops`` and ``bandwidth_gbs`` are the roofline the lab measured
     (the numbers the prediction should come from). A prediction that misses
@@ -56,7 +57,7 @@ def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak
     Examples
     --------
     >>> check_relu_prediction(2.9, 2.1, peak_gflops=150.0, bandwidth_gbs=23.0)
-    ✓ ReLU rate: you predicted 2.9 GFLOP/s, this run measured 2.1 GFLOP/s (within 50%).
+    ✓ ReLU rate: you predicted 2.9 GFLOP/s, this run measured 2.1 GFLOP/s (within a factor of 2).
     >>> check_relu_prediction(23.0, 2.1, peak_gflops=150.0, bandwidth_gbs=23.0)
     Traceback (most recent call last):
     ...
@@ -74,8 +75,8 @@ def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak
     if not math.isfinite(p) or p <= 0:
         raise CheckFailed(f"{name}: your prediction must be a positive number of GFLOP/s, got {p!r}")
     said = f"{name}: you predicted {p:.3g} GFLOP/s, this run measured {measured:.3g} GFLOP/s"
-    if abs(p - measured) <= REL_TOL * measured:
-        print(f"✓ {said} (within {REL_TOL:.0%}).")
+    if measured / FACTOR <= p <= measured * FACTOR:
+        print(f"✓ {said} (within a factor of {FACTOR:g}).")
         return
     hint = _slip(p, peak, bandwidth)
     if not hint and abs(p - bandwidth / 8) <= 0.15 * bandwidth / 8:
