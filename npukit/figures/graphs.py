@@ -411,9 +411,9 @@ def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Ma
     rates : sequence of float
         Bytes/s measured at each size, each > 0.
     caches : mapping of str to int, optional
-        Cache sizes to mark as vertical lines, e.g. :func:`npukit.measure.cache_sizes`.
+        Cache sizes to mark as vertical lines labelled at the top, e.g. :func:`npukit.measure.cache_sizes`.
     marks : mapping of str to int, optional
-        Other sizes to mark (dotted), e.g. the array size the roofline used.
+        Other sizes to mark as dotted lines named in the legend, e.g. the array size the roofline used.
     title : str, optional
 
     Returns
@@ -428,9 +428,9 @@ def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Ma
 
     Examples
     --------
-    >>> fig = bandwidth_figure([2**20, 2**26], [80e9, 15e9], caches={"L2": 2**21})
-    >>> fig.layout.xaxis.type, len(fig.layout.shapes)
-    ('log', 1)
+    >>> fig = bandwidth_figure([2**20, 2**26], [80e9, 15e9], caches={"L2": 2**21}, marks={"roofline's array": 2**26})
+    >>> fig.layout.xaxis.type, len(fig.layout.shapes), [t.name for t in fig.data]
+    ('log', 1, ['copy', "roofline's array 64 MiB"])
     """
     import plotly.graph_objects as go
 
@@ -443,21 +443,30 @@ def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Ma
         x=[s / 2**20 for s in sizes], y=[r / 1e9 for r in rates], mode="lines+markers", name="copy",
         line=dict(color=PALETTE[0], width=2.5), marker=dict(size=8),
         hovertemplate="%{x:.3g} MiB array<br>%{y:.3g} GB/s<extra></extra>"))
+    lo, hi = min(rates) / 1e9 / 1.3, max(rates) / 1e9 * 1.3
     for dash, marked in (("solid", caches), ("dot", marks)):
         if marked is None:
             continue
+        what = "caches" if dash == "solid" else "marks"
         if not isinstance(marked, Mapping):
-            raise TypeError(f"{'caches' if dash == 'solid' else 'marks'} must be a mapping of names to bytes, "
-                            f"got {type(marked).__name__}")
-        for name, size in marked.items():
-            size = _check.integer(size, f"{'caches' if dash == 'solid' else 'marks'}[{name!r}]", minimum=1)
-            label = f"{name} {size / 2**20:.3g} MiB" if size >= 2**20 else f"{name} {size // 1024} KiB"
-            fig.add_vline(x=size / 2**20, line=dict(color="#888", dash=dash))
-            fig.add_annotation(x=math.log10(size / 2**20), y=1, yref="paper", yanchor="bottom", text=label,
-                               showarrow=False, textangle=-90 if dash == "dot" else 0, font=dict(size=11))
+            raise TypeError(f"{what} must be a mapping of names to bytes, got {type(marked).__name__}")
+        for k, (name, size) in enumerate(marked.items()):
+            size = _check.integer(size, f"{what}[{name!r}]", minimum=1)
+            label = (f"{name} {size / 2**20:,.0f} MiB" if size % 2**20 == 0 else
+                     f"{name} {size / 2**20:,.3g} MiB" if size >= 2**20 else f"{name} {size / 1024:,.0f} KiB")
+            if dash == "solid":  # a cache: a grey line labelled at the top
+                fig.add_vline(x=size / 2**20, line=dict(color="#888", dash=dash))
+                fig.add_annotation(x=math.log10(size / 2**20), y=1, yref="paper", yanchor="bottom", text=label,
+                                   showarrow=False, font=dict(size=11))
+            else:  # another size: a dotted line in the legend
+                fig.add_trace(go.Scatter(x=[size / 2**20] * 2, y=[lo, hi], mode="lines", name=label,
+                                         line=dict(color=PALETTE[(k + 1) % len(PALETTE)], dash="dot", width=2),
+                                         hoverinfo="name"))
     fig.update_xaxes(type="log", title="array size (MiB), copied into a second array as large")
-    fig.update_yaxes(type="log", title="bytes read + written per second (GB/s)")
-    return viz.style(fig, height=420, title=title)
+    fig.update_yaxes(type="log", title="bytes read + written per second (GB/s)",
+                     range=[math.log10(lo), math.log10(hi)], dtick="D2")
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return viz.style(fig, height=460, title=title)
 
 
 # ---- the memory plan ----------------------------------------------------------------------
