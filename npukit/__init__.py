@@ -11,7 +11,8 @@ data             0. CameraNet's procedurally drawn images
 models           0. CameraNet, the running example, and its ONNX export
 train            0. training and scoring CameraNet
 tensors          1. Tensors are memory
-layouts          2. Layouts
+layouts          2. Layouts: NCHW, NHWC, blocked, im2col, what a conversion costs
+simd             2. … and which axis a kernel vectorizes along in each layout
 graphs           3. Graphs and the roofline: what a graph costs
 roofline         3. … measuring the roofline, and measured kernels under it
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
@@ -47,8 +48,8 @@ __version__ = "0.1.0"
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
                              6: "ptq", 7: "deploy"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "roofline", "rewrites", "gemm", "blas",
-               "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "figures", "teach", "tally", "viz",
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
+               "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "figures", "teach", "tally", "viz",
                "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]

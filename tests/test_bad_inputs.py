@@ -18,7 +18,8 @@ TABLES = sorted(p.stem for p in (pathlib.Path(__file__).parent / "bad_inputs").g
 MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "blas", "deploy", "tally", "viz",
            "measure", "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
-           "accelerator", "teach.systolic", "qarith", "ptq", "roofline"]
+           "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
+           "teach.roofline"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {

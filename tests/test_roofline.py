@@ -206,7 +206,7 @@ def test_relu_prediction_check(capsys):
         teach.check_relu_prediction(6.0, 2.0, **kw)       # the roofline's own bound, but the run measured a third
     with pytest.raises(CheckFailed, match="must be a number"):
         teach.check_relu_prediction("6", 3.0, **kw)
-    with pytest.raises(TypeError, match="measured_gflops"):
+    with pytest.raises(ValueError, match="measured_gflops"):
         teach.check_relu_prediction(6.0, float("nan"), **kw)
 
 

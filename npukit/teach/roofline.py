@@ -25,8 +25,13 @@ FACTOR = 2.0
 
 
 def _number(x: Any, name: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
-        raise TypeError(f"{name} must be a finite number > 0, got {x!r}")
+    """``x`` as a float if it is a finite real number > 0 (the lab's own measurements, not the learner's)."""
+    import numbers
+
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
     return float(x)
 
 
