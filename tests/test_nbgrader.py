@@ -52,8 +52,13 @@ def course(tmp_path_factory):
     shutil.copy(LAB, root / "source" / "lab01" / LAB.name)
     # Kernels talk over IPC sockets, not TCP ports: a port picked as free can be
     # taken by another process before the kernel binds it ("Address already in use").
+    # The sockets need an absolute path: jupyter_client's default ("kernel-ipc") is
+    # relative, and the kernel runs in the notebook's folder, not in nbgrader's.
+    sockets = tmp / "ipc"
+    sockets.mkdir()
     (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n'
                                              'c.KernelManager.transport = "ipc"\n'
+                                             f'c.KernelManager.ip = {str(sockets / "kernel")!r}\n'
                                              'c.ExecutePreprocessor.startup_timeout = 180\n')
     env = dict(os.environ, JUPYTER_PATH=str(tmp / "jupyter"), PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}",
                NPUKIT_GRADE_SEED="4242")
@@ -109,7 +114,7 @@ def test_autograde_scores_exactly(course):
     assert "Attribute 'checksum' for cell check1-view-or-copy has changed" in log   # nbgrader saw the fake
     nbgrader("export", "--to", str(root / "grades.csv"))
     rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
-    assert float(rows["alice"]["score"]) == 5.0 and float(rows["alice"]["max_score"]) == 10.0
+    assert float(rows["alice"]["score"]) == 5.0 and float(rows["alice"]["max_score"]) == 11.0   # lab 1: 2 + 2 + 1 + 3 + 3 points
     assert float(rows["bob"]["score"]) == 2.0
     graded = json.loads((root / "autograded" / "bob" / "lab01" / LAB.name).read_text(encoding="utf-8"))
     outputs = json.dumps(_by_id(graded)["check1-aligned-empty"]["outputs"])
