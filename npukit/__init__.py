@@ -19,6 +19,7 @@ systolic         5. Systolic arrays: one GEMM on one array (dataflows, folds, cy
 accelerator      5. … and the array in a system (networks, peak vs delivered TOPS, memory)
 quant            6. Quantization
 deploy           7. Deploying to an NPU
+capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -41,10 +42,10 @@ __version__ = "0.1.0"
 #: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
 #: registers its module here.
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
-                             6: "quant", 7: "deploy"}
+                             6: "quant", 7: "deploy", 8: "capstone"}
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "systolic", "accelerator",
-               "quant", "deploy", "figures", "teach", "tally", "viz", "measure")
+               "quant", "deploy", "capstone", "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 
