@@ -232,6 +232,16 @@ def _profile(compiled: Any, x: np.ndarray, model: Any) -> dict[str, float]:
     return out
 
 
+def _calibration(images: Any, size: int) -> None:
+    """Refuse calibration images that would give wrong ranges without an error: wrong type, size or units."""
+    images = _check.as_array(images, "calibration")
+    if images.dtype != np.float32 or images.ndim != 4 or images.shape[1:] != (3, size, size) or not len(images):
+        raise ValueError(f"calibration must be float32 images of shape (n >= 1, 3, {size}, {size}), the model's "
+                         f"input; got {images.dtype} {images.shape}")
+    if not (np.isfinite(images).all() and images.min() >= 0 and images.max() <= 1):
+        raise ValueError("calibration pixels must be finite and lie in [0, 1] (the model's units, not 0–255)")
+
+
 def _front(net: CameraNet, calibration: np.ndarray, method: str, few: np.ndarray, ref: np.ndarray) -> tuple:
     """Stages 1-4: export (batch 1), fold, calibrate and quantize, check the contract; each closed by a Check."""
     import onnx
@@ -287,18 +297,21 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     """
     from . import deploy
     from .data import shapes_dataset
-    from .graphs import measure_machine
+    from .graphs import MachineSpec, measure_machine
     from .train import HELDOUT_SEED
 
     _check.instance(net, "net", CameraNet)
-    device, method = _check.text(device, "device"), _check.text(method, "method")
+    device = _check.text(device, "device")
+    method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "mse"))
     heldout = _check.integer(heldout, "heldout", minimum=1)
     min_agreement = _check.fraction(min_agreement, "min_agreement")
     warmup, runs = _check.integer(warmup, "warmup", minimum=0), _check.integer(runs, "runs", minimum=1)
     if calibration is None:
         calibration = shapes_dataset(128, seed=CALIBRATION_SEED, size=net.size)[0]
-    calibration = _check.as_array(calibration, "calibration")
-    machine = measure_machine(repeat=3, n=512, nbytes=32 * 2**20) if machine is None else machine
+    _calibration(calibration, net.size)
+    if machine is None:
+        machine = measure_machine(repeat=3, n=512, nbytes=32 * 2**20)
+    _check.instance(machine, "machine", MachineSpec)
     images, labels = shapes_dataset(heldout, seed=HELDOUT_SEED, size=net.size)
     ref = net(images)
     model, folded, qdq, checks = _front(net, calibration, method, images[:4], ref[:4])

@@ -412,8 +412,10 @@ def check_variant_prediction(predicted: Any, measured: float, macs_ratio: float,
     ✓ variant latency: you predicted ×1.3, this run measured ×1.2 (the MACs grew ×3.4); within 50%.
     """
     for arg, value in (("measured", measured), ("macs_ratio", macs_ratio), ("rel_tol", rel_tol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-            raise TypeError(f"{arg} must be a positive number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{arg} must be a positive number, got {type(value).__name__} {value!r}")
+        if not 0 < value < float("inf"):
+            raise ValueError(f"{arg} must be a positive number, got {value!r}")
     if predicted is None or predicted is Ellipsis:
         raise NotAttempted("variant latency: not attempted yet (set predicted_ratio first).")
     if isinstance(predicted, bool) or not isinstance(predicted, numbers.Real) or not np.isfinite(predicted):
