@@ -68,7 +68,7 @@ chapters: $(STAMP)
 	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
 
 student-test: $(STAMP)
-	$(PYTEST) -q tests/test_student_edition.py -m slow
+	$(PYTEST) -q tests -m slow
 
 browser-check: $(STAMP)
 	@if [ -x /usr/bin/chromium ]; then \

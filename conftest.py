@@ -20,6 +20,12 @@ from collections import defaultdict
 
 import pytest
 
+from npukit._jupyter import patch_zmq_polling
+
+# Executing a lab whose cells move a widget can stall until nbclient's timeout
+# (nbclient issue 312); npukit/_jupyter.py explains the workaround.
+patch_zmq_polling()
+
 
 def pytest_addoption(parser):
     parser.addoption("--myst", action="store_true", help="execute MyST Markdown notebooks (chapters/*.md)")

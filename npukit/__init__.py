@@ -14,10 +14,13 @@ tensors          1. Tensors are memory
 layouts          2. Layouts
 graphs           3. Graphs and the roofline: what a graph costs
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
-gemm             4. GEMM and tiling
+gemm             4. GEMM and tiling: loop orders, tiles and the DRAM traffic they cause
+blas             4. … measured: from Python loops to BLAS, where a tiled product's time goes
 systolic         5. Systolic arrays: one GEMM on one array (dataflows, folds, cycles)
 accelerator      5. … and the array in a system (networks, peak vs delivered TOPS, memory)
-quant            6. Quantization
+quant            6. Quantization: number formats, the ONNX affine map, choosing scales
+qarith           6. … integer-only arithmetic: int32 sums and requantization
+ptq              6. … post-training quantization: calibrate, write QDQ, run in integers
 deploy           7. Deploying to an NPU
 capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
 figures          every chapter's figures (``figures.tensors`` …)
@@ -42,10 +45,10 @@ __version__ = "0.1.0"
 #: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
 #: registers its module here.
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
-                             6: "quant", 7: "deploy", 8: "capstone"}
+                             6: "ptq", 7: "deploy", 8: "capstone"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "systolic", "accelerator",
-               "quant", "deploy", "capstone", "figures", "teach", "tally", "viz", "measure")
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "blas", "systolic", "accelerator",
+               "quant", "qarith", "ptq", "deploy", "capstone", "figures", "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

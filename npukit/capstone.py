@@ -246,13 +246,13 @@ def _front(net: CameraNet, calibration: np.ndarray, method: str, few: np.ndarray
     """Stages 1-4: export (batch 1), fold, calibrate and quantize, check the contract; each closed by a Check."""
     import onnx
 
-    from . import deploy, quant, rewrites
+    from . import deploy, ptq, rewrites
 
     model = net.to_onnx()
     onnx.checker.check_model(model, full_check=True)
     unfolded = _reference_logits(model, few)
     folded = rewrites.fold_batchnorm(model)
-    qdq = quant.to_qdq(folded, calibration, method=method)
+    qdq = ptq.to_qdq(folded, calibration, method=method)
     wrong, bad = _weights_exact(qdq, folded)
     return model, folded, qdq, [
         Check("export", "max |onnx.reference − NumPy| (logits)", float(np.abs(unfolded - ref).max()), 1e-4),
@@ -278,7 +278,7 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     Parameters: ``machine``, this machine's roofline (default: measured);
     ``device`` to compile for; ``calibration`` images (default: 128 of
     ``shapes_dataset(seed=CALIBRATION_SEED)``) and the observer ``method`` of
-    :func:`npukit.quant.to_qdq`; ``heldout`` images (seed ``HELDOUT_SEED``)
+    :func:`npukit.ptq.to_qdq`; ``heldout`` images (seed ``HELDOUT_SEED``)
     for accuracy and agreement; ``min_agreement`` in [0, 1) that BF16 and INT8
     must reach; ``warmup`` and ``runs`` of each benchmark.
 

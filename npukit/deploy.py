@@ -977,7 +977,7 @@ def quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = Tru
     Examples
     --------
     >>> from npukit.data import shapes_dataset
-    >>> from npukit.graphs import fold_batchnorm
+    >>> from npukit.rewrites import fold_batchnorm
     >>> from npukit.models import CameraNet
     >>> q = quantize_qdq(fold_batchnorm(CameraNet.pretrained().to_onnx()), shapes_dataset(8, seed=3)[0])
     >>> sorted({n.op_type for n in q.graph.node} & {"QuantizeLinear", "DequantizeLinear"})

@@ -143,6 +143,9 @@ def given_role(name, rawtext, text, lineno, inliner, options=None, content=None)
 
 
 def setup(app: Any) -> dict:
+    from ._jupyter import patch_zmq_polling
+
+    patch_zmq_polling()  # labs with live widgets otherwise stall at random (nbclient issue 312)
     app.add_role("given", given_role)
     app.connect("env-get-updated", _number_exercises_per_chapter, priority=900)
     app.connect("html-page-context", _page_context)

@@ -15,10 +15,10 @@ import pytest
 TABLES = sorted(p.stem for p in (pathlib.Path(__file__).parent / "bad_inputs").glob("*.py") if p.stem != "__init__")
 
 #: Public modules whose callables must each have a row (or an EXEMPT reason).
-MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "deploy", "tally", "viz",
+MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "blas", "deploy", "tally", "viz",
            "measure", "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
-           "accelerator", "teach.systolic", "capstone", "figures.capstone", "teach.capstone"]
+           "accelerator", "teach.systolic", "qarith", "ptq", "capstone", "figures.capstone", "teach.capstone"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import capstone, deploy, measure, quant, rewrites, tally, teach
+from npukit import capstone, deploy, measure, ptq, rewrites, tally, teach
 from npukit.data import shapes_dataset
 from npukit.figures import capstone as fig
 from npukit.graphs import MachineSpec
@@ -96,7 +96,7 @@ def test_layer_rows_follow_the_roofline_and_the_array(loop):
 
 
 def test_a_corrupted_weight_fails_the_bit_exact_check(monkeypatch):
-    real = quant.to_qdq
+    real = ptq.to_qdq
 
     def off_by_one(folded, calibration, **kw):
         from onnx import numpy_helper
@@ -108,7 +108,7 @@ def test_a_corrupted_weight_fails_the_bit_exact_check(monkeypatch):
         t.CopyFrom(numpy_helper.from_array(a, t.name))
         return q
 
-    monkeypatch.setattr(quant, "to_qdq", off_by_one)
+    monkeypatch.setattr(ptq, "to_qdq", off_by_one)
     bad = capstone.closed_loop(CameraNet.pretrained(), machine=MACHINE, heldout=20, runs=3)
     failed = [c for c in bad.checks if not c.ok]
     assert [(c.quantity, c.value) for c in failed] == [("int8 weights ≠ QuantizeLinear (onnx.reference)", 1.0)]
@@ -191,7 +191,7 @@ def _guarded(folded, calibration):
         raise ValueError("calibration shape")
     if calibration.min() < 0 or calibration.max() > 1:
         raise ValueError("calibration range")
-    return quant.to_qdq(folded, calibration)
+    return ptq.to_qdq(folded, calibration)
 
 
 def _warm(run, warmup, runs):
@@ -250,8 +250,8 @@ def test_export_folded_mistakes(fn, says):
 
 
 @pytest.mark.parametrize("fn, says", [
-    (lambda f, c: quant.to_qdq(f, c), "0–255"),                                        # no guard
-    (lambda f, c: _guarded(f, c) and quant.to_qdq(f, np.zeros_like(c)), "calibrate on"),
+    (lambda f, c: ptq.to_qdq(f, c), "0–255"),                                        # no guard
+    (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.zeros_like(c)), "calibrate on"),
     (lambda f, c: _guarded(f, c) and f, "in float"),
     (lambda f, c: _guarded(f, c) and capstone.closed_loop(capstone.variant(), machine=MACHINE).qdq, "npukit.capstone"),
 ])

@@ -14,7 +14,7 @@ from onnx.reference import ReferenceEvaluator
 
 from npukit import deploy
 from npukit.data import shapes_dataset
-from npukit.graphs import fold_batchnorm
+from npukit.rewrites import fold_batchnorm
 from npukit.models import CameraNet
 
 

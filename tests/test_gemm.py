@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import figures, gemm
+from npukit import blas, gemm
+from npukit.figures import gemm as fg
 from npukit.models import CameraNet
 
 ORDERS = ["".join(p) for p in itertools.permutations("mnk")]
@@ -23,10 +24,11 @@ ORDERS = ["".join(p) for p in itertools.permutations("mnk")]
 # ---- an independent reference: simulate the loop nest --------------------------
 
 
-def simulate(M, N, K, tile, order, isz, csz):
-    """Walk the tiled loop nest with one buffer slot per operand; count DRAM bytes.
+def simulate(M, N, K, tile, order, isz, csz, line=1):
+    """Walk the tiled loop nest with one buffer slot per operand; count DRAM bytes in whole lines.
 
-    Returns (a_read, b_read, c_read, c_write).
+    Every matrix row starts on a line; a tile moves row by row, and each row costs every
+    ``line``-byte line it touches. Returns (a_read, b_read, c_read, c_write).
     """
     bm, bn, bk = tile
     starts = {"m": range(0, M, bm), "n": range(0, N, bn), "k": range(0, K, bk)}
@@ -35,6 +37,10 @@ def simulate(M, N, K, tile, order, isz, csz):
 
     def extent(dim, start):
         return min(step[dim], size[dim] - start)
+
+    def moved(rows_dim, cols_dim, r0, c0, s):  # a tile's rows, each costing the lines it touches
+        first, end = c0 * s, (c0 + extent(cols_dim, c0)) * s
+        return extent(rows_dim, r0) * ((end + line - 1) // line - first // line) * line
 
     slot = {"A": None, "B": None, "C": None}
     spilled = set()  # C-tiles whose partial sums sit in DRAM
@@ -46,20 +52,20 @@ def simulate(M, N, K, tile, order, isz, csz):
                 i, j, p = at["m"], at["n"], at["k"]
                 if slot["A"] != (i, p):
                     slot["A"] = (i, p)
-                    a_read += extent("m", i) * extent("k", p) * isz
+                    a_read += moved("m", "k", i, p, isz)
                 if slot["B"] != (p, j):
                     slot["B"] = (p, j)
-                    b_read += extent("k", p) * extent("n", j) * isz
+                    b_read += moved("k", "n", p, j, isz)
                 if slot["C"] != (i, j):
                     if slot["C"] is not None:  # evict: write the partial sums out
                         oi, oj = slot["C"]
-                        c_write += extent("m", oi) * extent("n", oj) * csz
+                        c_write += moved("m", "n", oi, oj, csz)
                         spilled.add(slot["C"])
                     if (i, j) in spilled:  # coming back: read the partial sums in
-                        c_read += extent("m", i) * extent("n", j) * csz
+                        c_read += moved("m", "n", i, j, csz)
                     slot["C"] = (i, j)
     oi, oj = slot["C"]
-    c_write += extent("m", oi) * extent("n", oj) * csz
+    c_write += moved("m", "n", oi, oj, csz)
     return a_read, b_read, c_read, c_write
 
 
@@ -142,30 +148,74 @@ def test_tiled_matmul_does_not_change_inputs():
     np.testing.assert_array_equal(B, b0)
 
 
+def test_int8_sums_beyond_int32_wrap_like_numpy_int32():
+    A = np.full((1, 140_000), 127, np.int8)
+    B = np.full((140_000, 1), 127, np.int8)
+    want = A.astype(np.int32) @ B.astype(np.int32)  # 2,258,060,000 wraps past 2**31 - 1
+    np.testing.assert_array_equal(gemm.tiled_matmul(A, B, (1, 1, 50_000)), want)
+
+
+def test_tiled_matmul_makes_no_temporaries_per_tile():
+    """Memory stays flat however many tiles: one scratch tile, operands read in place."""
+    import tracemalloc
+
+    rng = np.random.default_rng(6)
+    A, B = rng.standard_normal((256, 256), dtype=np.float32), rng.standard_normal((256, 256), dtype=np.float32)
+    gemm.tiled_matmul(A, B, (16, 16, 16))
+    tracemalloc.start()
+    gemm.tiled_matmul(A, B, (16, 16, 16))  # 4,096 steps
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 256 * 256 * 4 + 64 * 1024  # C itself and small change, not a tile per step
+
+
 # ---- traffic -------------------------------------------------------------------------
 
 
 small = st.integers(1, 12)
+lines = st.sampled_from([1, 2, 4, 8, 16, 64])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(M=small, N=small, K=small, tile=st.tuples(st.integers(1, 14), st.integers(1, 14), st.integers(1, 14)),
-       order=st.sampled_from(ORDERS), isz=st.sampled_from([1, 2, 4]), csz=st.sampled_from([1, 4]))
-def test_traffic_equals_a_simulated_loop_nest(M, N, K, tile, order, isz, csz):
-    t = gemm.traffic(M, N, K, tile, order, isz, c_itemsize=csz)
-    assert (t.a_read, t.b_read, t.c_read, t.c_write) == simulate(M, N, K, tile, order, isz, csz)
+       order=st.sampled_from(ORDERS), isz=st.sampled_from([1, 2, 4]), csz=st.sampled_from([1, 4]), line=lines)
+def test_traffic_equals_a_simulated_loop_nest(M, N, K, tile, order, isz, csz, line):
+    t = gemm.traffic(M, N, K, tile, order, isz, c_itemsize=csz, line=line)
+    assert (t.a_read, t.b_read, t.c_read, t.c_write) == simulate(M, N, K, tile, order, isz, csz, line)
     assert t.reads == t.a_read + t.b_read + t.c_read
     assert t.writes == t.c_write
     assert t.total == t.reads + t.writes
 
 
 @settings(max_examples=60, deadline=None)
-@given(M=small, N=small, K=small, tile=st.tuples(small, small, small), order=st.sampled_from(ORDERS))
-def test_traffic_is_never_below_the_compulsory_minimum(M, N, K, tile, order):
-    t = gemm.traffic(M, N, K, tile, order, 4)
-    low = gemm.compulsory(M, N, K, 4)
+@given(n=st.integers(1, 3000), b=st.integers(1, 400), s=st.sampled_from([1, 2, 4, 8]), line=st.integers(1, 300))
+def test_row_lines_equals_a_sum_over_every_segment(n, b, s, line):
+    want = sum(-(-min(p + b, n) * s // line) - p * s // line for p in range(0, n, b))
+    assert gemm._row_lines(n, b, s, line) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(M=small, N=small, K=small, tile=st.tuples(small, small, small), order=st.sampled_from(ORDERS), line=lines)
+def test_traffic_is_never_below_the_compulsory_minimum(M, N, K, tile, order, line):
+    t = gemm.traffic(M, N, K, tile, order, 4, line=line)
+    low = gemm.compulsory(M, N, K, 4, line=line)
     assert t.a_read >= low.a_read and t.b_read >= low.b_read and t.c_write >= low.c_write
-    assert low.total == (M * K + K * N + M * N) * 4
+    rounded = lambda n: -(-n * 4 // line) * line  # noqa: E731
+    assert low.total == M * rounded(K) + K * rounded(N) + M * rounded(N)
+
+
+def test_line_aligned_tiles_move_the_padded_matrix_per_pass():
+    """A tile whose rows are whole lines wastes nothing: one pass over an operand costs the operand."""
+    t = gemm.traffic(1000, 1000, 1000, (100, 64, 32), "mnk", 4, line=64)  # bk·4 = 128 B, bn·4 = 256 B
+    low = gemm.compulsory(1000, 1000, 1000, 4, line=64)
+    assert t.a_read == 16 * low.a_read and t.b_read == 10 * low.b_read and t.c_write == low.c_write
+
+
+def test_a_one_element_wide_tile_reads_a_line_per_element():
+    t = gemm.traffic(256, 256, 256, (64, 64, 1), "mnk", 4, line=64)
+    exact = gemm.traffic(256, 256, 256, (64, 64, 1), "mnk", 4, line=1)
+    assert t.a_read == 16 * exact.a_read
+    assert t.b_read == exact.b_read  # B's tile rows are 64 floats: whole lines
 
 
 def test_k_innermost_writes_c_once_k_outermost_once_per_k_step():
@@ -188,45 +238,59 @@ def test_footprint_and_buffer_check():
 # ---- best_tile -------------------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None)
-@given(M=st.integers(1, 6), N=st.integers(1, 6), K=st.integers(1, 6), order=st.sampled_from(ORDERS),
-       isz=st.sampled_from([1, 4]), csz=st.sampled_from([1, 4]), buffer_bytes=st.integers(12, 400))
-def test_best_tile_fits_and_matches_exhaustive_search(M, N, K, order, isz, csz, buffer_bytes):
-    tile = gemm.best_tile(M, N, K, buffer_bytes, isz, order, c_itemsize=csz)
+def aligned_tiles(M, N, K, isz, csz, line):
+    """Every tile whose rows are whole lines (or which spans its dimension): what best_tile searches."""
+    uk = line // np.gcd(line, isz)
+    un = np.lcm(line // np.gcd(line, isz), line // np.gcd(line, csz))
+    return itertools.product(range(1, M + 1), [b for b in range(1, N + 1) if b % un == 0 or b == N],
+                             [b for b in range(1, K + 1) if b % uk == 0 or b == K])
+
+
+def exhaustive_best(M, N, K, buffer_bytes, isz, order, csz, line):
+    """The lowest (traffic, steps, footprint, bm, bn, bk) of every aligned tile that fits, by simulation."""
+    keys = []
+    for t in aligned_tiles(M, N, K, isz, csz, line):
+        if fits(M, N, K, t, isz, csz, buffer_bytes):
+            steps = -(-M // t[0]) * -(-N // t[1]) * -(-K // t[2])
+            need = gemm.footprint(M, N, K, t, isz, c_itemsize=csz)
+            keys.append((sum(simulate(M, N, K, t, order, isz, csz, line)), steps, need, *t))
+    return min(keys) if keys else None
+
+
+@settings(max_examples=40, deadline=None)
+@given(M=st.integers(1, 7), N=st.integers(1, 9), K=st.integers(1, 9), order=st.sampled_from(ORDERS),
+       isz=st.sampled_from([1, 2, 4]), csz=st.sampled_from([1, 4]), line=st.sampled_from([1, 4, 8, 16]),
+       buffer_bytes=st.integers(3, 600))
+def test_best_tile_matches_an_exhaustive_search_over_aligned_tiles(M, N, K, order, isz, csz, line, buffer_bytes):
+    best = exhaustive_best(M, N, K, buffer_bytes, isz, order, csz, line)
+    if best is None:
+        with pytest.raises(ValueError, match="buffer_bytes must hold at least the narrowest line-aligned tile"):
+            gemm.best_tile(M, N, K, buffer_bytes, isz, order, c_itemsize=csz, line=line)
+        return
+    tile = gemm.best_tile(M, N, K, buffer_bytes, isz, order, c_itemsize=csz, line=line)
     assert fits(M, N, K, tile, isz, csz, buffer_bytes)
-    best = min(
-        sum(simulate(M, N, K, t, order, isz, csz))
-        for t in itertools.product(range(1, M + 1), range(1, N + 1), range(1, K + 1))
-        if fits(M, N, K, t, isz, csz, buffer_bytes)
-    )
-    assert sum(simulate(M, N, K, tile, order, isz, csz)) == best
+    assert tile == best[3:]
 
 
-def test_best_tile_uses_the_whole_matrix_when_it_fits():
-    assert gemm.best_tile(8, 8, 8, 10**6, 4) == (8, 8, 8)
-    t = gemm.traffic(8, 8, 8, (8, 8, 8), "mnk", 4)
-    assert t == gemm.compulsory(8, 8, 8, 4)
+def brute_force_best_tile(M, N, K, buffer_bytes, isz, order, csz, line=1):
+    """The smallest aligned tile for each tile count, in all three dimensions, scored by re-fetch factors.
 
-
-def test_best_tile_large_problem_fits():
-    tile = gemm.best_tile(1024, 1024, 1024, 256 * 1024, 4)
-    assert fits(1024, 1024, 1024, tile, 4, 4, 256 * 1024)
-
-
-def brute_force_best_tile(M, N, K, buffer_bytes, isz, order, csz):
-    """The search best_tile used to do: every smallest tile for each tile count, in all three dimensions.
-
-    Scores each tile by the loop-nest traffic formula (re-fetch factors written here from the
-    rules of the model), then picks the lowest (traffic, steps, footprint, bm, bn, bk).
+    With aligned tiles one pass over an operand costs its padded bytes, so the traffic is
+    the re-fetch factors (written here from the rules of the model) times those bytes.
     """
-    def candidates(n):
-        return np.unique([-(-n // t) for t in range(1, n + 1)]).astype(np.int64)
+    unit = {"m": 1, "k": line // np.gcd(line, isz), "n": np.lcm(line // np.gcd(line, isz), line // np.gcd(line, csz))}
 
-    bm, bn, bk = np.meshgrid(candidates(M), candidates(N), candidates(K), indexing="ij")
+    def candidates(n, u):
+        sizes = sorted({b for b in range(u, n, u)} | {n})
+        return np.unique([min(b for b in sizes if -(-n // b) <= c) for c in {-(-n // b) for b in sizes}])
+
+    bm, bn, bk = np.meshgrid(candidates(M, unit["m"]), candidates(N, unit["n"]), candidates(K, unit["k"]),
+                             indexing="ij")
     need = (bm * bk + bk * bn) * isz + bm * bn * csz
     count = {"m": -(-M // bm), "n": -(-N // bn), "k": -(-K // bk)}
+    rounded = lambda n, s: -(-n * s // line) * line  # noqa: E731
     total = 0
-    for operand, deps, weight in (("A", "mk", M * K * isz), ("B", "kn", K * N * isz), ("C", "mn", 2 * M * N * csz)):
+    for deps, weight in (("mk", M * rounded(K, isz)), ("kn", K * rounded(N, isz)), ("mn", 2 * M * rounded(N, csz))):
         (free,) = set("mnk") - set(deps)
         inside = order[order.index(free) + 1:]
         moves = np.zeros(bm.shape, bool)
@@ -242,22 +306,42 @@ def brute_force_best_tile(M, N, K, buffer_bytes, isz, order, csz):
 
 def test_best_tile_equals_the_brute_force_search_on_random_sizes():
     rng = np.random.default_rng(2024)
-    for case in range(400):
+    for case in range(300):
         hi = (6, 40, 300, 1200)[case % 4]
         M, N, K = (int(v) for v in rng.integers(1, hi + 1, size=3))
         isz, csz = int(rng.choice([1, 2, 4])), int(rng.choice([1, 4]))
+        line = int(rng.choice([1, 8, 64]))
         order = str(rng.choice(ORDERS))
         whole = (M * K + K * N) * isz + M * N * csz
-        buf = max(2 * isz + csz, int(np.exp(rng.uniform(np.log(2 * isz + csz), np.log(1.2 * whole + 1)))))
-        want = brute_force_best_tile(M, N, K, buf, isz, order, csz)
-        assert gemm.best_tile(M, N, K, buf, isz, order, c_itemsize=csz) == want, (M, N, K, buf, isz, csz, order)
+        buf = max(4 * line + 2 * isz + csz, int(np.exp(rng.uniform(np.log(2 * isz + csz), np.log(1.2 * whole + 1)))))
+        try:
+            want = brute_force_best_tile(M, N, K, buf, isz, order, csz, line)
+        except IndexError:  # nothing fits
+            continue
+        got = gemm.best_tile(M, N, K, buf, isz, order, c_itemsize=csz, line=line)
+        assert got == want, (M, N, K, buf, isz, csz, order, line)
+
+
+def test_best_tile_uses_the_whole_matrix_when_it_fits():
+    assert gemm.best_tile(8, 8, 8, 10**6, 4) == (8, 8, 8)
+    t = gemm.traffic(8, 8, 8, (8, 8, 8), "mnk", 4)
+    assert t == gemm.compulsory(8, 8, 8, 4)
+
+
+def test_best_tile_rows_are_whole_lines_and_beat_the_byte_optimum_in_lines():
+    bm, bn, bk = gemm.best_tile(4096, 4096, 4096, 32 * 1024, 4)
+    assert (bk * 4) % 64 == 0 and (bn * 4) % 64 == 0
+    by_bytes = gemm.best_tile(4096, 4096, 4096, 32 * 1024, 4, line=1)
+    assert by_bytes == (79, 100, 1)
+    in_lines = gemm.traffic(4096, 4096, 4096, by_bytes, "mnk", 4).total
+    assert gemm.traffic(4096, 4096, 4096, (bm, bn, bk), "mnk", 4).total < in_lines / 5
 
 
 def test_best_tile_is_fast_for_huge_sizes_and_refuses_absurd_ones():
     tile = gemm.best_tile(10**8, 64, 64, 32 * 1024, 1, c_itemsize=4)  # a loop over every count took ~28 s
     assert fits(10**8, 64, 64, tile, 1, 4, 32 * 1024)
     assert gemm.traffic(10**8, 64, 64, tile, "mnk", 1, c_itemsize=4).total == \
-        gemm.traffic(10**8, 64, 64, brute_force_best_tile(10**4, 64, 64, 32 * 1024, 1, "mnk", 4), "mnk", 1,
+        gemm.traffic(10**8, 64, 64, brute_force_best_tile(10**4, 64, 64, 32 * 1024, 1, "mnk", 4, 64), "mnk", 1,
                      c_itemsize=4).total  # M only repeats the same row tiles: the same best tile as at 10**4
     for order in ORDERS:
         bm, bn, bk = gemm.best_tile(700_000, 700_000, 100_000, 2**30, 1, order, c_itemsize=4)
@@ -266,23 +350,20 @@ def test_best_tile_is_fast_for_huge_sizes_and_refuses_absurd_ones():
         gemm.best_tile(10**7, 10**7, 10**7, 2**20, 4)
 
 
-# ---- the default c_itemsize is itemsize ------------------------------------------------
-
-
 @pytest.mark.parametrize("isz", [1, 2, 4])
 def test_c_itemsize_defaults_to_itemsize(isz):
     M, N, K, tile = 7, 9, 5, (3, 4, 2)
     for order in ORDERS:
         t = gemm.traffic(M, N, K, tile, order, isz)
-        assert (t.a_read, t.b_read, t.c_read, t.c_write) == simulate(M, N, K, tile, order, isz, isz)
+        assert (t.a_read, t.b_read, t.c_read, t.c_write) == simulate(M, N, K, tile, order, isz, isz, 64)
     assert gemm.footprint(M, N, K, tile, isz) == (3 * 2 + 2 * 4) * isz + 3 * 4 * isz
-    assert gemm.compulsory(M, N, K, isz).c_write == M * N * isz
+    assert gemm.compulsory(M, N, K, isz, line=1).c_write == M * N * isz
     buf = 3 * 16 * isz + 8 * 8 * isz
-    tile = gemm.best_tile(64, 64, 64, buf, isz)
+    tile = gemm.best_tile(64, 64, 64, buf, isz, line=1)
     assert fits(64, 64, 64, tile, isz, isz, buf) and tile == brute_force_best_tile(64, 64, 64, buf, isz, "mnk", isz)
 
 
-# ---- lowering, ladder, figures, numbers ------------------------------------------------
+# ---- lowering and numbers ------------------------------------------------------------------
 
 
 def test_pointwise_conv_is_the_gemm_conv_as_gemm_describes():
@@ -300,70 +381,7 @@ def test_pointwise_conv_is_the_gemm_conv_as_gemm_describes():
     assert gemm.conv_as_gemm(8, 8, 4, 4, kh=3, kw=3, groups=8) == (1, 16, 9)
 
 
-def test_ladder_small_is_correct_and_ordered():
-    rungs = gemm.ladder(32, python_n=6, row_n=8, small_tile=(8, 8, 8), good_tile=(32, 32, 32),
-                        dtype="float64", repeat=1, warmup=0)
-    assert [r.name for r in rungs] == ["python", "row-vectorised", "tiled, small tile", "tiled, good tile", "numpy.matmul"]
-    assert all(r.ok and r.error < 1e-12 and r.gflops > 0 and r.seconds > 0 for r in rungs)
-    assert [r.n for r in rungs] == [6, 8, 32, 32, 32]
-
-
-def test_figures():
-    fig = figures.gemm.traffic_figure(64, 64, 64, buffer_bytes=8 * 1024, orders=("mnk", "kmn"), depths=(4, 16, 64))
-    assert len(fig.data) == 3 * 2 + 2
-    assert len(fig.layout.sliders[0].steps) == 3
-    assert [tr.visible for tr in fig.data[:2]] == [True, True]
-    # a point whose tile does not fit the buffer is left out
-    tr = fig.data[0]
-    for b, y in zip(tr.x, tr.y):
-        assert (y is None) == (not fits(64, 64, 64, (b, b, 4), 4, 4, 8 * 1024))
-    rungs = [gemm.Rung("a", 8, 1.0, 0.5, 0.0, True), gemm.Rung("b", 8, 0.1, 5.0, 0.0, True)]
-    bar = figures.gemm.ladder_figure(rungs, peak_gflops=50.0)
-    assert list(bar.data[0].y) == [0.5, 5.0]
-    assert "10% of peak" in bar.data[0].text[1]
-
-
-def test_measurements_and_figures_refuse_what_they_cannot_show():
-    with pytest.raises(TypeError, match="repeat must be an integer"):
-        gemm.sweep_tiles(8, sides=(4,), repeat="abc")
-    with pytest.raises(ValueError, match="sides must have at least 1 item"):
-        gemm.sweep_tiles(8, sides=())
-    with pytest.raises(TypeError, match="seed must be an integer"):
-        gemm.ladder(8, seed=1.5)
-    rungs = [gemm.Rung("tile 8³", 64, 1e-3, 0.5, 0.0, True)]
-    with pytest.raises(ValueError, match="numpy_gflops must be a finite number > 0"):  # a dropped line, before
-        figures.gemm.sweep_figure(rungs, [8], numpy_gflops=0.0)
-    with pytest.raises(ValueError, match=r"model\[0\] must be a finite number > 0"):
-        figures.gemm.sweep_figure(rungs, [8], model=[0.0])
-    with pytest.raises(ValueError, match="sizes must have at least 1 item"):  # an IndexError, before
-        figures.gemm.traffic_figure(64, 64, 64, 8 * 1024, sizes=())
-    with pytest.raises(TypeError, match="depths must be a list or tuple"):
-        figures.gemm.traffic_figure(64, 64, 64, 8 * 1024, depths="16")
-    with pytest.raises(ValueError, match="gflops must be a finite number > 0"):
-        gemm.Rung("x", 8, 1.0, 0.0, 0.0, True)
-    with pytest.raises(ValueError, match="c_read must be >= 0"):
-        gemm.Traffic(1, 1, -1, 1, 1)
-
-
-def test_sweep_tiles_and_figure():
-    rungs = gemm.sweep_tiles(48, sides=(5, 16, 100), dtype="float64", repeat=1, warmup=0)
-    assert [r.name for r in rungs] == ["tile 5³", "tile 16³", "tile 100³"]
-    assert all(r.ok and r.n == 48 for r in rungs)
-    fig = figures.gemm.sweep_figure(rungs, [5, 16, 100], numpy_gflops=1.0, model=[0.1, 0.2, 0.3])
-    assert len(fig.data) == 3
-    with pytest.raises(ValueError, match="rungs and sides must be non-empty and of equal length"):
-        figures.gemm.sweep_figure(rungs, [5, 16])
-    with pytest.raises(ValueError, match="model must have one value per side"):
-        figures.gemm.sweep_figure(rungs, [5, 16, 100], model=[1.0])
-    with pytest.raises(ValueError, match=r"sides\[1\] must be >= 1"):
-        gemm.sweep_tiles(8, sides=(4, 0))
-    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
-        gemm.sweep_tiles(8, dtype="int8")
-
-
 def test_largest_pointwise_of_cameranet():
-    from npukit.models import CameraNet
-
     net = CameraNet()  # the architecture is enough; no trained weights needed
     name, (M, N, K) = gemm.largest_pointwise(net, batch=3)
     layer = next(layer for layer in net.layers if layer.name == name)
@@ -382,10 +400,79 @@ def test_largest_pointwise_of_cameranet():
 def test_numbers_rows():
     from npukit import tally
 
-    rows = gemm.numbers(tally.Context(npu_buffer=4 * 1024))
+    ctx = tally.Context(npu_buffer=8 * 1024)
+    rows = gemm.numbers(ctx)
     assert all(isinstance(r, tally.Row) and r.chapter == 4 for r in rows)
-    layer, (M, N, K) = gemm.largest_pointwise(CameraNet.pretrained())
+    layer, (M, N, K) = gemm.largest_pointwise(ctx.net, batch=len(ctx.images))
     assert rows[0].value == f"M={M}, N={N}, K={K} ({M * N * K:,} MACs)" and layer in rows[0].quantity
+    whole = (M * K + K * N) + M * N * 4
+    assert whole > 32 * 1024  # the tally's layer needs tiling on the chapter's 32 KiB buffer
+
+
+# ---- the measurements and figures (npukit.figures.gemm) ----------------------------------------
+
+
+def test_ladder_small_is_correct_and_ordered():
+    rungs = blas.ladder(32, python_n=6, row_n=8, small_tile=(8, 8, 8), good_tile=(32, 32, 32),
+                      dtype="float64", repeat=1, warmup=0)
+    assert [r.name for r in rungs] == ["python", "row-vectorised", "tiled, small tile", "tiled, good tile", "numpy.matmul"]
+    assert all(r.ok and r.error < 1e-12 and r.gflops > 0 and r.seconds > 0 for r in rungs)
+    assert [r.n for r in rungs] == [6, 8, 32, 32, 32]
+
+
+def _timings(threads, **kw):
+    base = dict(numpy=1e-3, step=1e-6, bandwidth=1e10, tiled=[9e-3, 3e-3], python=[1e-3, 1e-4],
+                accumulate=[2e-3, 5e-4], calls=[5e-3, 2e-3], kernel=[2e-7, 1.5e-6])
+    return blas.Timings(threads, **(base | kw))
+
+
+def test_breakdown_components_add_up_to_the_measurement():
+    one = _timings("one", numpy=2e-3, tiled=[12e-3, 4e-3], calls=[8e-3, 3e-3], kernel=[3e-7, 2.5e-6])
+    bd = blas.Breakdown(64, (16, 32), _timings("all"), one)
+    for threads in ("all", "one"):
+        parts = bd.components(threads)
+        np.testing.assert_allclose(sum(parts.values()), bd._pick(threads).tiled)
+        assert (parts["threading"] == 0).all() if threads == "one" else True
+    assert list(bd.steps()) == [64, 8]
+    # the model: steps·step + bytes/bandwidth + numpy, with bytes from the traffic model
+    ab = [2 * 64**3 / b * 4 for b in (16, 32)]
+    moved = np.array(ab) + np.array([(2 * 4 - 1), (2 * 2 - 1)]) * 64 * 64 * 4
+    np.testing.assert_allclose(bd.moved(), moved)
+    np.testing.assert_allclose(bd.model("all"), [64e-6, 8e-6] + moved / 1e10 + 1e-3)
+
+
+def test_breakdown_measures_and_draws():
+    bd = blas.breakdown(64, sides=(16, 64), repeat=1)
+    assert bd.sides == (16, 64) and bd.one.threads == "one" and bd.all.accumulate[1] == 0.0
+    fig = fg.breakdown_figure(bd)
+    assert len(fig.data) == 2 * (len(fg._PARTS) + 2)
+    assert sum(bool(tr.visible) for tr in fig.data) == len(fg._PARTS) + 2
+    with pytest.raises(ValueError, match="sides must be increasing"):
+        blas.breakdown(64, sides=(32, 16))
+
+
+def test_transposes_measure_and_draw():
+    t = blas.transposes(96, sides=(8, 32, 200), repeat=1)
+    assert t.sides == (8, 32, 200) and len(t.blocked) == 3 and t.itemsize == 4
+    assert t.rate(1.0) == 2 * 96 * 96 * 4
+    fig = fg.transpose_figure(t)
+    assert list(fig.data[0].x) == [8, 32, 200]
+
+
+def test_figures():
+    fig = fg.traffic_figure(64, 64, 64, buffer_bytes=8 * 1024, orders=("mnk", "kmn"), depths=(4, 16, 64))
+    assert len(fig.data) == 3 * 2 + 2
+    assert len(fig.layout.sliders[0].steps) == 3
+    assert [tr.visible for tr in fig.data[:2]] == [True, True]
+    tr = fig.data[0]  # a point whose tile does not fit the buffer is left out
+    for b, y in zip(tr.x, tr.y):
+        assert (y is None) == (not fits(64, 64, 64, (b, b, 4), 4, 4, 8 * 1024))
+    rungs = [blas.Rung("a", 8, 1.0, 0.5, 0.0, True), blas.Rung("b", 8, 0.1, 5.0, 0.0, True)]
+    bar = fg.ladder_figure(rungs, peak_gflops=50.0)
+    assert list(bar.data[0].y) == [0.5, 5.0]
+    assert "10% of peak" in bar.data[0].text[1]
+    sched = fg.schedule_figure(gemm.traffic(64, 64, 64, (16, 16, 16), "kmn"), gemm.compulsory(64, 64, 64), title="x")
+    assert list(sched.data[0].y) == [16384, 65536, 49152, 65536]
 
 
 # ---- every error path --------------------------------------------------------------------
@@ -413,34 +500,13 @@ def test_tiled_matmul_bad_operands(args, exc, match):
 
 
 @pytest.mark.parametrize(
-    "tile, order, exc, match",
-    [
-        ((2, 2), "mnk", TypeError, r"tile must be a tuple \(bm, bn, bk\)"),
-        (4, "mnk", TypeError, "tile must be a tuple"),
-        ((2, 0, 2), "mnk", ValueError, r"tile\[1\] must be >= 1"),
-        ((2, -3, 2), "mnk", ValueError, r"tile\[1\] must be >= 1"),
-        ((2, 2, 2.5), "mnk", TypeError, r"tile\[2\] must be an integer"),
-        ((2, 2, 2), "mnn", ValueError, "order must be one of"),
-        ((2, 2, 2), "MNK", ValueError, "order must be one of"),
-        ((2, 2, 2), 3, TypeError, "order must be a string"),
-    ],
-)
-def test_tiled_matmul_bad_tile_or_order(tile, order, exc, match):
-    with pytest.raises(exc, match=match):
-        gemm.tiled_matmul(A32, B32, tile, order)
-
-
-@pytest.mark.parametrize(
     "kwargs, exc, match",
     [
         (dict(M=0), ValueError, "M must be >= 1"),
-        (dict(N=2.0), TypeError, "N must be an integer"),
-        (dict(K=-1), ValueError, "K must be >= 1"),
         (dict(tile=(0, 1, 1)), ValueError, r"tile\[0\] must be >= 1"),
         (dict(order="nm"), ValueError, "order must be one of"),
-        (dict(itemsize=0), ValueError, "itemsize must be >= 1"),
-        (dict(c_itemsize=0), ValueError, "c_itemsize must be >= 1"),
-        (dict(buffer_bytes=0), ValueError, "buffer_bytes must be >= 1"),
+        (dict(line=0), ValueError, "line must be >= 1"),
+        (dict(line=64.0), TypeError, "line must be an integer"),
         (dict(buffer_bytes=1000), ValueError, r"tile \(16, 16, 16\) needs 3072 bytes .* more than buffer_bytes=1000"),
     ],
 )
@@ -450,106 +516,10 @@ def test_traffic_errors(kwargs, exc, match):
         gemm.traffic(**args)
 
 
-def test_other_errors():
-    with pytest.raises(ValueError, match="buffer_bytes must hold at least a 1×1×1 tile"):
-        gemm.best_tile(4, 4, 4, buffer_bytes=11, itemsize=4)
-    with pytest.raises(ValueError, match="order must be one of"):
-        gemm.best_tile(4, 4, 4, 1024, 4, order="kkk")
-    with pytest.raises(TypeError, match="buffer_bytes must be an integer"):
-        gemm.best_tile(4, 4, 4, 1024.0, 4)
-    with pytest.raises(ValueError, match="M must be >= 1"):
-        gemm.compulsory(0, 1, 1)
-    with pytest.raises(ValueError, match="groups must divide"):
-        gemm.conv_as_gemm(6, 4, 2, 2, groups=4)
-    with pytest.raises(ValueError, match="c_out must be >= 1"):
-        gemm.conv_as_gemm(0, 4, 2, 2)
-    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
-        gemm.ladder(8, dtype="int8")
-    with pytest.raises(TypeError, match="dtype must be a NumPy dtype"):
-        gemm.ladder(8, dtype="no-such-type")
-    with pytest.raises(ValueError, match="n must be >= 1"):
-        gemm.ladder(0)
-    with pytest.raises(TypeError, match="good_tile must be a tuple"):
-        gemm.ladder(8, good_tile=(8, 8))
-    with pytest.raises(ValueError, match="rungs must hold at least one Rung"):
-        figures.gemm.ladder_figure([])
-    with pytest.raises(TypeError, match=r"rungs\[0\] must be a Rung"):
-        figures.gemm.ladder_figure([(1, 2)])
-    with pytest.raises(ValueError, match="peak_gflops must be a finite number > 0"):
-        figures.gemm.ladder_figure([gemm.Rung("a", 8, 1.0, 1.0, 0.0, True)], peak_gflops=0)
-    with pytest.raises(ValueError, match=r"orders\[0\] must be one of"):
-        figures.gemm.traffic_figure(8, 8, 8, 1024, orders=("xyz",))
-
-
-# ---- the lab's checkers (npukit.teach, chapter 4) accept right and reject wrong answers ----
-
-
-def test_teach_checkers_accept_the_module(capsys):
-    from npukit import teach
-
-    traffic = gemm.traffic  # bound here: while a check runs, gemm.traffic itself refuses to be called
-    teach.check_tiled_matmul(gemm.tiled_matmul)
-    teach.check_schedule_traffic(lambda *a: (traffic(*a).reads, traffic(*a).writes))
-    teach.check_best_tile(gemm.best_tile)
-    out = capsys.readouterr().out
-    assert "✓ tiled matmul: 13 fresh cases" in out and "✓ schedule traffic: 40 fresh cases" in out
-    assert "✓ best tile: 8 fresh cases" in out
-
-
-def test_teach_checkers_reject_wrong_answers():
-    from npukit import teach
-
-    def no_ragged_edges(A, B, tile):  # drops the last partial tile in every dimension
-        bm, bn, bk = tile
-        M, K = A.shape
-        N = B.shape[1]
-        C = np.zeros((M, N), A.dtype)
-        for i in range(0, M - M % bm, bm):
-            for j in range(0, N - N % bn, bn):
-                for p in range(0, K - K % bk, bk):
-                    C[i:i + bm, j:j + bn] += A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
-        return C
-
-    with pytest.raises(AssertionError, match="tiled matmul: wrong answer .* ragged"):
-        teach.check_tiled_matmul(no_ragged_edges)
-    with pytest.raises(AssertionError, match="every product must be of an A-tile of at most"):
-        teach.check_tiled_matmul(lambda A, B, tile: A @ B)  # correct, but not tiled
-    with pytest.raises(AssertionError, match="every product must be"):
-        teach.check_tiled_matmul(lambda A, B, tile: np.dot(A, B))
-    with pytest.raises(AssertionError, match="do not call npukit.gemm.tiled_matmul"):
-        teach.check_tiled_matmul(lambda A, B, tile: gemm.tiled_matmul(A, B, tile))
-    assert gemm.tiled_matmul(A32, B32).shape == (4, 5)  # restored after the check
-
-    traffic = gemm.traffic
-
-    def forgets_partial_sums(M, N, K, tile, order, itemsize):  # never reads C back
-        t = traffic(M, N, K, tile, order, itemsize)
-        return t.a_read + t.b_read, t.writes
-
-    with pytest.raises(AssertionError, match=r"schedule traffic: wrong answer(.|\n)*C read back"):
-        teach.check_schedule_traffic(forgets_partial_sums)
-    with pytest.raises(AssertionError, match="do not call npukit.gemm.traffic"):
-        teach.check_schedule_traffic(lambda *a: (gemm.traffic(*a).reads, gemm.traffic(*a).writes))
-
-    with pytest.raises(AssertionError, match="best tile: wrong answer.*more than the buffer"):
-        teach.check_best_tile(lambda M, N, K, buffer_bytes, itemsize: (M, N, K))  # rarely fits
-    with pytest.raises(AssertionError, match="best tile: wrong answer.*fits but moves"):
-        teach.check_best_tile(lambda M, N, K, buffer_bytes, itemsize: (1, 1, 1))  # fits, moves too much
-    with pytest.raises(AssertionError, match="do not call npukit.gemm.best_tile"):
-        teach.check_best_tile(lambda *a: gemm.best_tile(*a))
-
-
-def test_teach_tiled_matmul_check_accepts_a_padded_solution_with_dot():
-    from npukit import teach
-
-    def padded(A, B, tile):  # pad to tile multiples, then .dot on whole tiles: tiled, and right
-        bm, bn, bk = tile
-        (M, K), N = A.shape, B.shape[1]
-        Mp, Np, Kp = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
-        Ap, Bp = np.pad(A, ((0, Mp - M), (0, Kp - K))), np.pad(B, ((0, Kp - K), (0, Np - N)))
-        C = np.zeros((Mp, Np), A.dtype)
-        for i, j, p in itertools.product(range(0, Mp, bm), range(0, Np, bn), range(0, Kp, bk)):
-            C[i:i + bm, j:j + bn] += Ap[i:i + bm, p:p + bk].dot(Bp[p:p + bk, j:j + bn])
-        return C[:M, :N]
-
-    teach.check_tiled_matmul(padded)
+def test_best_tile_errors():
+    with pytest.raises(ValueError, match=r"narrowest line-aligned tile \(1, 4, 4\) \(96 bytes\)"):
+        gemm.best_tile(4, 4, 4, buffer_bytes=40, itemsize=4)
+    with pytest.raises(ValueError, match=r"narrowest line-aligned tile \(1, 1, 1\) \(12 bytes\)"):
+        gemm.best_tile(4, 4, 4, buffer_bytes=11, itemsize=4, line=1)
+    with pytest.raises(ValueError, match="line must be >= 1"):
+        gemm.best_tile(4, 4, 4, 1024, 4, line=0)

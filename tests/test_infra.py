@@ -186,3 +186,12 @@ def test_dedupe_scripts_treats_none_and_empty_filename_alike():
     }
     sphinxext._dedupe_scripts(None, "p", "t", ctx, None)
     assert len(ctx["script_files"]) == 2
+
+
+def test_zmq_polling_patch_is_idempotent_and_steps():
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    from npukit._jupyter import patch_zmq_polling
+
+    assert patch_zmq_polling() and patch_zmq_polling()
+    assert AsyncZMQSocketChannel.get_msg._npukit_stepped

@@ -16,7 +16,8 @@ capstone       8. The minimal closed loop
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
 :func:`npukit.viz.style`. What a figure draws is computed by the chapter's own
-module (``npukit.tensors`` …); these modules only draw it. Submodules load on
+module (``npukit.tensors`` …); these modules only draw it, except
+``figures.gemm``, which also holds the speed measurements its figures draw. Submodules load on
 first use (``npukit.figures.tensors``), so plotly is imported only when a
 figure is made.
 """

@@ -1,45 +1,46 @@
 """Figures of chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; the ideas they draw live in :mod:`npukit.gemm`.
+:func:`npukit.viz.style`; the traffic model they draw lives in
+:mod:`npukit.gemm` and the speed measurements in :mod:`npukit.blas`.
+
+See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
 
 from .. import _check, viz
-from ..gemm import Rung, _dims, _itemsizes, _order, compulsory, footprint, traffic
+from ..blas import Breakdown, Rung, Transposes, _positives
+from ..gemm import Traffic, _dims, _itemsizes, _order, compulsory, footprint, traffic
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = [
-    "traffic_figure",
-    "ladder_figure",
-    "sweep_figure",
-]
+__all__ = ["traffic_figure", "ladder_figure", "breakdown_figure", "transpose_figure", "schedule_figure"]
 
 _FAMILY = {"mnk": "C stays", "nmk": "C stays", "mkn": "A stays", "kmn": "A stays", "nkm": "B stays", "knm": "B stays"}
 
 
-def _positives(values: Any, name: str, *, default: list[int] | None = None) -> list[int]:
-    """``values`` (or ``default`` when None) as a non-empty list of integers ≥ 1."""
-    values = default if values is None else _check.sequence(values, name, min_length=1)
-    return [_check.integer(v, f"{name}[{i}]", minimum=1) for i, v in enumerate(values)]
+# ---- the measured ladder -----------------------------------------------------------
 
 
-def _rungs(rungs: Any) -> list[Rung]:
-    rungs = list(_check.sequence(rungs, "rungs"))
-    if not rungs:
-        raise ValueError("rungs must hold at least one Rung")
-    for i, r in enumerate(rungs):
-        _check.instance(r, f"rungs[{i}]", Rung)
-    return rungs
+# ---- where the time of a tiled product goes ------------------------------------------
 
 
-def _traffic_traces(dims: tuple, isz: int, csz: int, buf: int, orders: list[str], sizes: list[int],
+# ---- locality, measured: a transpose --------------------------------------------------
+
+
+
+
+# ---- figures ------------------------------------------------------------------------
+
+
+def _traffic_traces(dims: tuple, isz: int, csz: int, line: int, buf: int, orders: list[str], sizes: list[int],
                     depths: list[int], scale: float, unit: str) -> list[go.Scatter]:
     """One line per (depth, order): total traffic against the output-tile side, None where the tile does not fit."""
     import plotly.graph_objects as go
@@ -47,7 +48,7 @@ def _traffic_traces(dims: tuple, isz: int, csz: int, buf: int, orders: list[str]
     traces = []
     for di, bk in enumerate(depths):
         for oi, order in enumerate(orders):
-            ys = [traffic(*dims, (b, b, bk), order, isz, c_itemsize=csz).total / scale
+            ys = [traffic(*dims, (b, b, bk), order, isz, c_itemsize=csz, line=line).total / scale
                   if footprint(*dims, (b, b, bk), isz, c_itemsize=csz) <= buf else None for b in sizes]
             traces.append(go.Scatter(
                 x=sizes, y=ys, mode="lines+markers", name=f"{order} ({_FAMILY[order]})",
@@ -58,16 +59,17 @@ def _traffic_traces(dims: tuple, isz: int, csz: int, buf: int, orders: list[str]
 
 
 def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, *, c_itemsize: int | None = None,
-                   orders: Sequence[str] = ("mnk", "mkn", "nkm"), sizes: Sequence[int] | None = None,
+                   line: int = 64, orders: Sequence[str] = ("mnk", "mkn", "nkm"), sizes: Sequence[int] | None = None,
                    depths: Sequence[int] | None = None) -> go.Figure:
-    """Interactive figure: DRAM traffic against tile size for a fixed buffer.
+    """Interactive figure: DRAM traffic (whole lines) against tile size for a fixed buffer.
 
     The x axis is the side ``b`` of a square output tile (``bm = bn = b``);
     a slider picks the reduction depth ``bk``. One line per loop order shows
-    the total traffic; points whose tiles do not fit ``buffer_bytes`` are
-    left out, so each line stops where the buffer is full. Dotted lines mark
-    the compulsory minimum and the untiled schedule (1×1×1 tiles, ``mnk``).
-    The slider is plotly's, so the figure works in a static page.
+    :func:`npukit.gemm.traffic`'s total; points whose tiles do not fit
+    ``buffer_bytes`` are left out, so each line stops where the buffer is
+    full. Dotted lines mark the compulsory minimum and the untiled schedule
+    (1×1×1 tiles, ``mnk``). The slider is plotly's, so the figure works in a
+    static page. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -77,6 +79,8 @@ def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4,
         The buffer size.
     itemsize, c_itemsize : int
         Element sizes of the inputs and of the accumulator (default: ``itemsize``).
+    line : int
+        Bytes per transfer (see :func:`npukit.gemm.traffic`).
     orders : sequence of str
         Loop orders to draw, at least one.
     sizes : sequence of int, optional
@@ -91,8 +95,8 @@ def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4,
     Raises
     ------
     TypeError, ValueError
-        For bad dimensions or item sizes (as :func:`npukit.gemm.traffic`), an
-        unknown order, or ``orders``, ``sizes`` or ``depths`` that is not a
+        For bad dimensions, item sizes or ``line`` (as :func:`npukit.gemm.traffic`),
+        an unknown order, or ``orders``, ``sizes`` or ``depths`` that is not a
         non-empty list or tuple of valid values.
 
     Examples
@@ -106,13 +110,14 @@ def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4,
     M, N, K = _dims(M, N, K)
     isz, csz = _itemsizes(itemsize, c_itemsize)
     buf = _check.integer(buffer_bytes, "buffer_bytes", minimum=1)
+    line = _check.integer(line, "line", minimum=1)
     orders = [_order(o, f"orders[{i}]") for i, o in enumerate(_check.sequence(orders, "orders", min_length=1))]
     sizes = _positives(sizes, "sizes", default=[2**e for e in range(max(M, N).bit_length())])
     depths = _positives(depths, "depths", default=[2**e for e in range(K.bit_length())])
-    low = compulsory(M, N, K, isz, c_itemsize=csz).total
-    high = traffic(M, N, K, (1, 1, 1), "mnk", isz, c_itemsize=csz).total
+    low = compulsory(M, N, K, isz, c_itemsize=csz, line=line).total
+    high = traffic(M, N, K, (1, 1, 1), "mnk", isz, c_itemsize=csz, line=line).total
     unit, scale = next((u, 2.0**e) for u, e in (("GiB", 30), ("MiB", 20), ("KiB", 10), ("B", 0)) if low >= 2.0**e / 10)
-    fig = go.Figure(_traffic_traces((M, N, K), isz, csz, buf, orders, sizes, depths, scale, unit))
+    fig = go.Figure(_traffic_traces((M, N, K), isz, csz, line, buf, orders, sizes, depths, scale, unit))
     for y, label, dash in ((low, "compulsory minimum", "dot"), (high, "untiled (1×1×1 tiles)", "dash")):
         fig.add_trace(go.Scatter(x=[sizes[0], sizes[-1]], y=[y / scale] * 2, mode="lines", name=label,
                                  line=dict(color=viz.PALETTE[7], dash=dash),
@@ -131,16 +136,16 @@ def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4,
         xaxis=dict(title="output tile side bm = bn", type="log", tickvals=ticks),
         yaxis=dict(title=f"DRAM traffic ({unit}, log)", type="log", range=[math.log10(lo) - 0.2, math.log10(hi) + 0.2]),
     )
-    return viz.style(fig, height=480, title=f"{M}×{N}×{K} GEMM, {buf / 1024:g} KiB buffer")
+    return viz.style(fig, height=480, title=f"{M}×{N}×{K} GEMM, {buf / 1024:g} KiB buffer, {line}-byte lines")
 
 
 def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go.Figure:
-    """Bar chart of a :func:`npukit.gemm.ladder`: GFLOP/s per rung, log scale.
+    """Bar chart of a :func:`ladder`: GFLOP/s per rung, log scale.
 
     Parameters
     ----------
     rungs : sequence of Rung
-        As returned by :func:`npukit.gemm.ladder`.
+        As returned by :func:`ladder`.
     peak_gflops : float, optional
         The machine's measured peak; drawn as a dashed line, and each bar is
         labelled with its fraction of it.
@@ -164,7 +169,9 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go
     """
     import plotly.graph_objects as go
 
-    rungs = _rungs(rungs)
+    rungs = list(_check.sequence(rungs, "rungs", min_length=1))
+    for i, r in enumerate(rungs):
+        _check.instance(r, f"rungs[{i}]", Rung)
     if peak_gflops is not None:
         peak_gflops = _check.positive(peak_gflops, "peak_gflops")
 
@@ -196,20 +203,25 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go
     return viz.style(fig, height=460, title="From Python loops to BLAS: the GEMM ladder")
 
 
-def sweep_figure(rungs: Sequence[Rung], sides: Sequence[int], *, numpy_gflops: float | None = None,
-                 model: Sequence[float] | None = None) -> go.Figure:
-    """Line chart of a :func:`npukit.gemm.sweep_tiles`: GFLOP/s against tile side (log-log).
+_PARTS = ("arithmetic", "small calls", "threading", "tile traffic", "accumulation", "Python loop", "rest")
+
+
+def breakdown_figure(bd: Breakdown) -> go.Figure:
+    """Stacked bars of a :func:`breakdown`: each tile side's time, split, in units of ``numpy.matmul``'s time.
+
+    One bar per tile side, its parts from :meth:`Breakdown.components`
+    (a negative part is left out: the others then overshoot the
+    measurement). Diamonds mark the measured time, crosses the model's
+    (:meth:`Breakdown.model`). Two buttons switch between BLAS's threads as
+    they are and BLAS held to one thread; heights are divided by
+    ``numpy.matmul``'s time with the same threads, so 1 is "as fast as one
+    BLAS call". The axis stops a little above every side but the smallest;
+    a bar that goes beyond it is labelled with its height. See chapter 4,
+    "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
-    rungs : sequence of Rung
-        As returned by :func:`npukit.gemm.sweep_tiles`.
-    sides : sequence of int
-        The tile sides they were measured with (the x axis).
-    numpy_gflops : float, optional
-        ``numpy.matmul``'s rate at the same size, drawn as a dashed line.
-    model : sequence of float, optional
-        A modelled GFLOP/s for each side, drawn as a dotted line.
+    bd : Breakdown
 
     Returns
     -------
@@ -218,39 +230,133 @@ def sweep_figure(rungs: Sequence[Rung], sides: Sequence[int], *, numpy_gflops: f
     Raises
     ------
     TypeError
-        If an argument is not a list or tuple of the right type, or ``numpy_gflops`` not a number.
-    ValueError
-        If ``rungs`` is empty, ``rungs`` and ``sides`` (or ``model``) differ in
-        length, or a side, a model value or ``numpy_gflops`` is not positive
-        (a log axis cannot show it).
+        If ``bd`` is not a :class:`Breakdown`.
 
     Examples
     --------
-    >>> fig = sweep_figure([Rung("tile 8³", 64, 1e-3, 0.5, 0.0, True)], [8], numpy_gflops=2.0)
-    >>> list(fig.data[0].x), list(fig.data[0].y), fig.data[1].name
-    ([8], [0.5], 'numpy.matmul')
+    >>> t = dict(numpy=1e-3, step=1e-6, bandwidth=1e10, tiled=[3e-3], python=[1e-4], accumulate=[1e-4],
+    ...          calls=[2e-3], kernel=[1e-6])
+    >>> from npukit.blas import Timings
+    >>> fig = breakdown_figure(Breakdown(64, (16,), Timings("all", **t), Timings("one", **t)))
+    >>> len(fig.layout.updatemenus[0].buttons), fig.data[0].name
+    (2, 'arithmetic')
     """
     import plotly.graph_objects as go
 
-    rungs = _rungs(rungs)
-    sides = _positives(sides, "sides")
-    if len(rungs) != len(sides):
-        raise ValueError(f"rungs and sides must be non-empty and of equal length, got {len(rungs)} and {len(sides)}")
-    if model is not None:
-        model = [_check.positive(v, f"model[{i}]") for i, v in enumerate(_check.sequence(model, "model"))]
-        if len(model) != len(sides):
-            raise ValueError(f"model must have one value per side, got {len(model)} for {len(sides)} sides")
-    if numpy_gflops is not None:
-        numpy_gflops = _check.positive(numpy_gflops, "numpy_gflops")
-    fig = go.Figure(go.Scatter(x=sides, y=[r.gflops for r in rungs], mode="lines+markers",
-                               name="tiled_matmul, measured", line=dict(color=viz.PALETTE[0]),
-                               hovertemplate="tile %{x}³<br>%{y:.3g} GFLOP/s<extra></extra>"))
-    if model is not None:
-        fig.add_trace(go.Scatter(x=sides, y=model, mode="lines", name="model: overhead per tile + BLAS rate",
-                                 line=dict(color=viz.PALETTE[1], dash="dot")))
-    if numpy_gflops is not None:
-        fig.add_trace(go.Scatter(x=[sides[0], sides[-1]], y=[numpy_gflops] * 2, mode="lines", name="numpy.matmul",
-                                 line=dict(color=viz.PALETTE[3], dash="dash")))
-    fig.update_layout(xaxis=dict(title="tile side b (tile b×b×b)", type="log", tickvals=sides),
-                      yaxis=dict(title="GFLOP/s (log)", type="log"))
-    return viz.style(fig, height=420, title=f"Tile size against Python overhead, n = {rungs[0].n}")
+    bd = _check.instance(bd, "bd", Breakdown)
+    x = [f"{b}×{b}×{b}" for b in bd.sides]
+    fig, notes, tops = go.Figure(), {}, {}
+    for threads in ("all", "one"):
+        scale = bd._pick(threads).numpy
+        parts = bd.components(threads)
+        for i, name in enumerate(_PARTS):
+            y = np.maximum(parts[name], 0) / scale
+            fig.add_trace(go.Bar(x=x, y=y, name=name, marker_color=viz.PALETTE[i], visible=threads == "all",
+                                 legendgroup=name, hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
+        marks = {"measured": np.array(bd._pick(threads).tiled) / scale, "model": bd.model(threads) / scale}
+        for name, symbol in (("measured", "diamond"), ("model", "x")):
+            fig.add_trace(go.Scatter(x=x, y=marks[name], mode="markers", name=name, visible=threads == "all",
+                                     marker=dict(symbol=symbol, size=12, color="#222"),
+                                     hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
+        tops[threads] = np.maximum(sum(np.maximum(v, 0) for v in parts.values()) / scale,
+                                   np.maximum(marks["measured"], marks["model"]))
+    # the smallest tiles take many times longer than the rest: cut the axis above the others and label them
+    rest = np.concatenate([t[1:] for t in tops.values()]) if len(bd.sides) > 1 else np.array([])
+    cap = 1.15 * max(2.0, float(rest.max())) if rest.size else None
+    for threads, top in tops.items():
+        notes[threads] = [dict(x=xi, y=cap, text=f"↑ {v:.0f}×", showarrow=False, yanchor="bottom", bgcolor="white")
+                          for xi, v in zip(x, top) if cap is not None and v > cap]
+    per = len(_PARTS) + 2
+    buttons = [dict(label=label, method="update", args=[{"visible": [k // per == i for k in range(2 * per)]},
+                                                        {"annotations": notes[threads]}])
+               for i, (label, threads) in enumerate((("BLAS: all threads", "all"), ("BLAS: one thread", "one")))]
+    fig.update_layout(barmode="stack", updatemenus=[dict(type="buttons", direction="right", buttons=buttons,
+                                                        x=1, xanchor="right", y=1.02, yanchor="bottom")],
+                      annotations=notes["all"], xaxis=dict(title="tile"),
+                      yaxis=dict(title="time ÷ numpy.matmul's time", range=None if cap is None else [0, cap * 1.1]))
+    viz.style(fig, height=500, title=f"tiled_matmul, n = {bd.n}")
+    return fig.update_layout(margin=dict(t=90))
+
+
+def transpose_figure(t: Transposes) -> go.Figure:
+    """Line chart of :func:`transposes`: bytes moved per second against block side.
+
+    Dashed lines mark the plain copy (the best any transpose can do) and the
+    naive transpose; the solid line is the blocked transpose for each block
+    side. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+
+    Parameters
+    ----------
+    t : Transposes
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``t`` is not a :class:`Transposes`.
+
+    Examples
+    --------
+    >>> fig = transpose_figure(Transposes(64, 4, 1e-5, 1e-4, (8, 16), (3e-5, 2e-5)))
+    >>> [tr.name for tr in fig.data]
+    ['blocked transpose', 'plain copy', 'naive transpose (copyto(out, a.T))']
+    """
+    import plotly.graph_objects as go
+
+    t = _check.instance(t, "t", Transposes)
+    gbs = lambda s: t.rate(s) / 1e9  # noqa: E731
+    fig = go.Figure(go.Scatter(x=list(t.sides), y=[gbs(s) for s in t.blocked], mode="lines+markers",
+                               name="blocked transpose", line=dict(color=viz.PALETTE[0]),
+                               hovertemplate="b = %{x}: %{y:.3g} GB/s<extra></extra>"))
+    for i, (name, s) in enumerate((("plain copy", t.copy), ("naive transpose (copyto(out, a.T))", t.naive))):
+        fig.add_trace(go.Scatter(x=[t.sides[0], t.sides[-1]], y=[gbs(s)] * 2, mode="lines", name=name,
+                                 line=dict(color=viz.PALETTE[3 + 4 * i], dash="dash"),
+                                 hovertemplate=f"{name}: %{{y:.3g}} GB/s<extra></extra>"))
+    fig.update_layout(xaxis=dict(title="block side b (blocks b×b)", type="log", tickvals=list(t.sides)),
+                      yaxis=dict(title="GB/s (bytes read + written, log)", type="log"))
+    return viz.style(fig, height=420, title=f"Transposing a {t.n}×{t.n} float32 array")
+
+
+def schedule_figure(t: Traffic, low: Traffic, *, title: str = "") -> go.Figure:
+    """Bars of one schedule's DRAM traffic by operand, beside the compulsory minimum.
+
+    The lab's live control draws this for the tile its sliders choose (see
+    lab 4, labs/04_gemm.ipynb, and chapter 4, chapters/04_gemm.md).
+
+    Parameters
+    ----------
+    t, low : npukit.gemm.Traffic
+        The schedule's traffic and the compulsory traffic.
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``t`` or ``low`` is not a :class:`npukit.gemm.Traffic`, or ``title`` not a string.
+
+    Examples
+    --------
+    >>> from npukit.gemm import traffic, compulsory
+    >>> fig = schedule_figure(traffic(64, 64, 64, (16, 16, 16)), compulsory(64, 64, 64))
+    >>> list(fig.data[0].x)
+    ['A read', 'B read', 'C read back', 'C written']
+    """
+    import plotly.graph_objects as go
+
+    t, low = _check.instance(t, "t", Traffic), _check.instance(low, "low", Traffic)
+    title = _check.text(title, "title")
+    names = ["A read", "B read", "C read back", "C written"]
+    fig = go.Figure()
+    for i, (label, x) in enumerate((("this tile", t), ("compulsory", low))):
+        fig.add_trace(go.Bar(x=names, y=[x.a_read, x.b_read, x.c_read, x.c_write], name=label,
+                             marker_color=viz.PALETTE[[0, 7][i]], hovertemplate="%{x}: %{y:,} B<extra></extra>"))
+    fig.update_layout(barmode="group", yaxis=dict(title="bytes (log)", type="log"))
+    return viz.style(fig, height=380, title=title or None)

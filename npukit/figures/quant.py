@@ -35,6 +35,8 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     (:func:`npukit.quant.choose_qparams`). Dashed lines mark the clip points;
     the title gives the mean squared error and the share of values clipped.
 
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
+
     Parameters
     ----------
     x : numpy.ndarray
@@ -100,6 +102,8 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
     tensor's ``max|w|``. A channel whose bar is far below the line gets only
     a few of the 255 int8 levels from a per-tensor scale.
 
+    See chapter 6, "Per tensor, per channel, per block" (chapters/06_quant.md).
+
     Raises
     ------
     TypeError, ValueError
@@ -127,6 +131,8 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
 
 def calibration_figure(samples: dict[str, np.ndarray], qparams: dict[str, QParams], *, xlabel: str = "value") -> Any:
     """Histograms of one tensor under several data sets, with each calibration's clip point.
+
+    See chapter 6, "The calibration pitfall, reproduced" (chapters/06_quant.md).
 
     Parameters
     ----------
@@ -173,6 +179,8 @@ def calibration_figure(samples: dict[str, np.ndarray], qparams: dict[str, QParam
 
 def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]], *, ylabel: str = "SQNR (dB)") -> Any:
     """Grouped bars: one error metric per layer for several quantizations.
+
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
 
     Examples
     --------

@@ -17,7 +17,7 @@ from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, ch
                        check_warm_latency)
 from .core import check
 from .deploy import check_crossing_bytes, check_double_buffered, check_prediction, check_reorder
-from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul
+from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul, check_time_prediction
 from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
 from .quant import check_calibration_prediction, check_channel_scales, check_quantize, check_requantize
@@ -30,7 +30,7 @@ __all__ = [
     "check_strides", "check_view_or_copy", "check_aligned_empty", "check_reshape_view", "VIEW_OR_COPY_OPS",
     "check_to_blocked", "check_from_blocked", "check_im2col_view", "check_stays_view",
     "check_conv_macs", "check_attainable", "check_fold_bn", "check_live_peak",
-    "check_tiled_matmul", "check_schedule_traffic", "check_best_tile",
+    "check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction",
     "check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction",
     "quant", "check_quantize", "check_requantize", "check_channel_scales", "check_calibration_prediction",
     "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_prediction",

@@ -218,14 +218,14 @@ def check_qdq(fn: Callable[[Any, np.ndarray], Any]) -> None:
 
     Examples
     --------
-    >>> from npukit import quant
+    >>> from npukit import ptq
     >>> def quantize(folded, calibration):
     ...     dims = [d.dim_value for d in folded.graph.input[0].type.tensor_type.shape.dim]
     ...     if calibration.dtype != np.float32 or calibration.shape[1:] != tuple(dims[1:]):
     ...         raise ValueError("calibration must be float32 images of the model's input shape")
     ...     if calibration.min() < 0 or calibration.max() > 1:
     ...         raise ValueError("calibration pixels must be in [0, 1]")
-    ...     return quant.to_qdq(folded, calibration)
+    ...     return ptq.to_qdq(folded, calibration)
     >>> check_qdq(quantize)
     ✓ quantize: 3 fresh variants: valid scales and zero points, weights bit-exact with onnx.reference, agreement ≥ 90%, bad calibration refused.
     """

@@ -1,67 +1,185 @@
 """Checkers for lab 4, "GEMM and tiling" (labs/04_gemm.ipynb).
 
-Each ``check_*`` calls the learner's function on fresh seeded cases and compares
-it with an independent reference; see :mod:`npukit.teach.core`.
+Each ``check_*`` calls the learner's function on fresh seeded cases (drawn by
+:func:`npukit.teach.core._rng`, so a grading seed changes them) and compares it
+with an independent reference written here: ``numpy.matmul`` for the product,
+a step-by-step walk of the loop nest that counts whole lines for the traffic,
+and an exhaustive search over every tile for the best tile. While the
+learner's function runs, :mod:`npukit.gemm` (the library's answers) and these
+references are refused however they were imported (see
+:mod:`npukit.teach.core`). A failure names the input and the first wrong
+value, and adds a hint only when the answer is exactly what a known mistake
+gives.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
-from .core import _rng, check
+from .core import CheckFailed, _rng, check, learner_call
+
+__all__ = ["check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction"]
+
+ORDERS = ("mnk", "mkn", "nmk", "nkm", "kmn", "knm")
 
 
-def _without(name: str, run: Callable[[], Any]) -> Any:
-    """Run ``run()`` while ``npukit.gemm.<name>`` refuses to be called.
-
-    The exercise is to write that function; a learner's answer that merely
-    calls the library's version would teach nothing, so during the check the
-    module attribute is swapped for a stub that fails with a clear message.
-    """
+def _forbid() -> tuple:
+    """npukit's answers to the lab's exercises, and this module's references."""
     from .. import gemm
 
-    real = getattr(gemm, name)
+    return (gemm, _walk, _traffic, _optimum, _tiled_reference)
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError(f"this exercise asks you to write {name} yourself; do not call npukit.gemm.{name}")
 
-    setattr(gemm, name, refuse)
-    try:
-        return run()
-    finally:
-        setattr(gemm, name, real)
+# ---- exercise 1: the tiled product --------------------------------------------------------
 
 
 class _Watched(np.ndarray):
-    """An array that logs the shapes of every matrix product it takes part in.
+    """An array that records every matrix product it takes part in, and keeps watching what is made from it.
 
-    Covers ``@``, ``np.matmul``, ``np.dot`` and ``.dot``; the checker uses the
-    log to make sure that no product is larger than one tile.
+    ``@``, ``np.matmul``, ``np.dot`` and ``.dot`` are recorded with their
+    operands' shapes; ``np.einsum``, ``np.tensordot`` and other whole-product
+    functions are recorded as refused. What NumPy computes from a watched
+    array (a slice, a sum, ``np.pad``, ``.view(np.ndarray)``) is watched too.
+    The methods call nothing of this module: they run inside the learner's code.
     """
 
     log: list = []
+    refused: tuple = ()
 
     @staticmethod
-    def _plain(xs: Any) -> list:
-        return [np.asarray(x) if isinstance(x, _Watched) else x for x in xs]
+    def plain(x: Any) -> Any:
+        return np.ndarray.view(x, np.ndarray) if isinstance(x, _Watched) else x
+
+    @staticmethod
+    def wrap(x: Any) -> Any:
+        if type(x) is np.ndarray:
+            return np.ndarray.view(x, _Watched)
+        if isinstance(x, (tuple, list)):
+            return type(x)(_Watched.wrap(v) for v in x)
+        return x
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        inputs = tuple(self._plain(inputs))
+        plain = tuple(_Watched.plain(x) for x in inputs)
         if ufunc is np.matmul and method == "__call__":
-            _Watched.log.append((np.shape(inputs[0]), np.shape(inputs[1])))
-        if "out" in kwargs:
-            kwargs["out"] = tuple(self._plain(kwargs["out"]))
-        return getattr(ufunc, method)(*inputs, **kwargs)
+            _Watched.log.append(("product", np.shape(plain[0]), np.shape(plain[1])))
+        out = kwargs.get("out")
+        if out is not None:
+            kwargs["out"] = tuple(_Watched.plain(x) for x in out)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return (out[0] if len(out) == 1 else out) if out is not None else _Watched.wrap(result)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if func is np.dot:
-            _Watched.log.append((np.shape(args[0]), np.shape(args[1])))
-        return super().__array_function__(func, types, args, kwargs)
+        if func in _Watched.refused:
+            _Watched.log.append(("refused", f"np.{func.__name__}", None))
+        elif func is np.dot:
+            _Watched.log.append(("product", np.shape(args[0]), np.shape(args[1])))
+        return _Watched.wrap(super().__array_function__(func, types, args, kwargs))
 
-    def dot(self, other: Any, out: Any = None) -> Any:  # type: ignore[override]
-        return np.dot(self, other, out=out)
+    def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
+        return np.dot(self, b, out=out)
+
+    def view(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return _Watched.wrap(np.ndarray.view(self, *args, **kwargs))
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return _Watched.wrap(np.ndarray.__array__(self, *args, **kwargs))
+
+
+_Watched.refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
+
+#: NumPy functions that turn any array into a plain ``ndarray``; while a check runs they keep watching.
+_STRIPPERS = ("asarray", "array", "ascontiguousarray", "asfortranarray", "copy", "frombuffer")
+
+
+def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
+    """``fn(A, B, tile)`` on watched copies, then a check that every product was at most one tile."""
+    real = {name: getattr(np, name) for name in _STRIPPERS}
+
+    def keeping(name: str) -> Callable:
+        def convert(a: Any, *args: Any, **kwargs: Any) -> Any:
+            out = real[name](a, *args, **kwargs)
+            return _Watched.wrap(out) if isinstance(a, _Watched) else out
+
+        return convert
+
+    _Watched.log.clear()
+    wa, wb = (np.ndarray.__new__(_Watched, x.shape, x.dtype) for x in (A, B))  # owns its data: no .base to strip
+    np.copyto(wa, A)
+    np.copyto(wb, B)
+    for name in _STRIPPERS:
+        setattr(np, name, keeping(name))
+    try:
+        got = fn(wa, wb, tile)
+    finally:
+        for name in _STRIPPERS:
+            setattr(np, name, real[name])
+    bm, bn, bk = tile
+    for kind, sa, sb in _Watched.log:
+        if kind == "refused":
+            raise CheckFailed(f"tiled matmul: your function called {sa}, which multiplies whole matrices in one "
+                              "call. Multiply one A-tile by one B-tile at a time, with @ (or np.matmul, np.dot).")
+        rows_a, inner_a = (sa[-2] if len(sa) >= 2 else 1), sa[-1]
+        inner_b, cols_b = (sb[-2], sb[-1]) if len(sb) >= 2 else (sb[0], 1)
+        if rows_a > bm or inner_a > bk or inner_b > bk or cols_b > bn:
+            raise CheckFailed(
+                f"tiled matmul: with tile (bm, bn, bk) = {tile} every product must be of an A-tile of at most "
+                f"{bm}×{bk} by a B-tile of at most {bk}×{bn}, but your function multiplied a {sa} by a {sb} array "
+                f"(A is {A.shape}, B is {B.shape}). Multiply one tile at a time.")
+    return np.asarray(got) if isinstance(got, np.ndarray) else got
+
+
+class _Product:
+    """The expected product of one case, and the certain diagnoses of a wrong one."""
+
+    def __init__(self, A: np.ndarray, B: np.ndarray, tile: tuple) -> None:
+        self.A, self.B, self.tile, self.want = A, B, tile, np.matmul(A, B)
+
+    def judge(self, got: Any) -> bool:
+        A, B, tile, want = self.A, self.B, self.tile, self.want
+        where = f"tiled matmul: for A of shape {A.shape}, B of shape {B.shape} and tile {tile}"
+        if not isinstance(got, np.ndarray):
+            raise CheckFailed(f"{where}, return a NumPy array, got {type(got).__name__}.")
+        if got.shape != want.shape:
+            raise CheckFailed(f"{where}, the result should have shape {want.shape}, got {got.shape}.")
+        if got.dtype != A.dtype:
+            raise CheckFailed(f"{where}, the result should keep the inputs' dtype {A.dtype}, got {got.dtype}.")
+        wrong = ~np.isclose(got, want, rtol=1e-4, atol=1e-5)
+        if not wrong.any():
+            return True
+        i, j = (int(v) for v in np.argwhere(wrong)[0])
+        hint = _product_hint(A, B, tile, got)
+        raise CheckFailed(f"{where}, C[{i}, {j}] is {got[i, j]:.6g}, expected {want[i, j]:.6g} "
+                          f"({int(wrong.sum())} of {wrong.size} elements differ)." + (f"\n  Hint: {hint}" if hint else ""))
+
+
+def _tiled_reference(A: np.ndarray, B: np.ndarray, tile: tuple, *, add: bool = True, ragged: bool = True) -> np.ndarray:
+    """A tiled product with a known mistake: ``add=False`` overwrites (``=``), ``ragged=False`` drops edge tiles."""
+    (M, K), N = A.shape, B.shape[1]
+    bm, bn, bk = tile
+    stop = (lambda n, b: n) if ragged else (lambda n, b: n - n % b)
+    C = np.zeros((M, N), A.dtype)
+    for i in range(0, stop(M, bm), bm):
+        for j in range(0, stop(N, bn), bn):
+            for p in range(0, stop(K, bk), bk):
+                part = A[i : i + bm, p : p + bk] @ B[p : p + bk, j : j + bn]
+                C[i : i + bm, j : j + bn] = C[i : i + bm, j : j + bn] + part if add else part
+    return C
+
+
+def _product_hint(A: np.ndarray, B: np.ndarray, tile: tuple, got: np.ndarray) -> str | None:
+    close = lambda x: bool(np.allclose(got, x, rtol=1e-4, atol=1e-5))  # noqa: E731
+    (M, K), N = A.shape, B.shape[1]
+    bm, bn, bk = tile
+    if close(_tiled_reference(A, B, tile, add=False)):
+        return ("C holds only the last k-step's product: each step must add into the C-tile "
+                "(C[...] += ...), not overwrite it (C[...] = ...).")
+    if (M % bm or N % bn or K % bk) and close(_tiled_reference(A, B, tile, ragged=False)):
+        return (f"the last, shorter tiles are missing (M % bm = {M % bm}, N % bn = {N % bn}, K % bk = {K % bk}): "
+                "loop with range(0, M, bm) so that the ragged edge tiles are included.")
+    return None
 
 
 def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]) -> None:
@@ -71,17 +189,25 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
     tiles 1–40 (so edge tiles are ragged, and some tiles are larger than the
     whole matrix), plus one 1×1×1 tile. Reference: ``numpy.matmul``. The
     result must keep the inputs' dtype, and every matrix product the function
-    makes (``@``, ``np.matmul``, ``np.dot``) must be of an A-tile of at most
-    ``bm×bk`` by a B-tile of at most ``bk×bn``: one call ``A @ B`` on the
-    whole matrices is not a tiled product, and calling
-    ``npukit.gemm.tiled_matmul`` is refused while the check runs.
-    Prints one line on success; raises ``AssertionError`` naming the input
-    otherwise (this holds for every chapter-4 checker).
+    makes (``@``, ``np.matmul``, ``np.dot``, ``.dot``) on the arrays it is
+    given, or on anything made from them, must be of an A-tile of at most
+    ``bm×bk`` by a B-tile of at most ``bk×bn``; ``np.einsum``,
+    ``np.tensordot`` and other whole-product functions are refused, and so is
+    :mod:`npukit.gemm`. A wrong element is reported with its index; the
+    hint names ``=`` for ``+=`` or the ragged edge only when the answer is
+    exactly what that mistake gives.
 
     Examples
     --------
-    >>> from npukit.gemm import tiled_matmul
-    >>> check_tiled_matmul(tiled_matmul)
+    >>> def mine(A, B, tile):
+    ...     bm, bn, bk = tile
+    ...     C = np.zeros((A.shape[0], B.shape[1]), A.dtype)
+    ...     for i in range(0, A.shape[0], bm):
+    ...         for j in range(0, B.shape[1], bn):
+    ...             for p in range(0, A.shape[1], bk):
+    ...                 C[i:i + bm, j:j + bn] += A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
+    ...     return C
+    >>> check_tiled_matmul(mine)
     ✓ tiled matmul: 13 fresh cases agree with the reference.
     """
     rng = _rng(4101)
@@ -94,58 +220,35 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
     cases.append((rng.standard_normal((3, 5)), rng.standard_normal((5, 4)), (1, 1, 1)))
 
     def learner(A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
-        bm, bn, bk = tile
-        _Watched.log = []
-        got = fn(A.view(_Watched), B.view(_Watched), tile)
-        for sa, sb in _Watched.log:
-            if len(sa) == 2 and len(sb) == 2 and (sa[0] > bm or sa[1] > bk or sb[1] > bn):
-                raise AssertionError(
-                    f"tiled matmul: with tile (bm, bn, bk) = {tile} every product must be of an A-tile of at "
-                    f"most {bm}×{bk} by a B-tile of at most {bk}×{bn}, but your function multiplied a {sa} by "
-                    f"a {sb} array (A is {A.shape}, B is {B.shape}). Multiply one tile at a time."
-                )
-        if isinstance(got, np.ndarray):
-            got = np.asarray(got)
-            if got.dtype != A.dtype:
-                raise AssertionError(f"tiled matmul: the result should keep the inputs' dtype {A.dtype}, got {got.dtype}")
-            if got.shape == (A.shape[0], B.shape[1]):
-                want = A @ B
-                bad = np.argwhere(~np.isclose(got, want, rtol=1e-4, atol=1e-5))
-                if len(bad):
-                    i, j = (int(v) for v in bad[0])
-                    (M, K), N = A.shape, B.shape[1]
-                    hints = []
-                    if i >= M // bm * bm:
-                        hints.append(f"row {i} is in the last, ragged row-tile (rows {M // bm * bm}–{M - 1}; bm = {bm})")
-                    if j >= N // bn * bn:
-                        hints.append(f"column {j} is in the last, ragged column-tile (columns {N // bn * bn}–{N - 1}; bn = {bn})")
-                    hint = "; ".join(hints) or f"check the sum over k (K = {K}, bk = {bk})"
-                    raise AssertionError(
-                        f"tiled matmul: wrong answer for A of shape {A.shape}, B of shape {B.shape}, tile {tile}: "
-                        f"C[{i}, {j}] is {got[i, j]:.4g}, expected {want[i, j]:.4g}. Hint: {hint}."
-                    )
-        return got
+        return _watched_run(fn, A, B, tile)
 
-    def reference(A: np.ndarray, B: np.ndarray, tile: tuple) -> np.ndarray:
-        return np.matmul(A, B)
-
-    _without("tiled_matmul", lambda: check("tiled matmul", learner, cases, reference, rtol=1e-4, atol=1e-5))
+    check("tiled matmul", learner, cases, _Product, compare=lambda got, want: want.judge(got), forbid=_forbid())
 
 
-def _walk(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> dict[str, int]:
+# ---- exercise 2: the traffic of a schedule -------------------------------------------------
+
+
+def _walk(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int, line: int, *, per_row: bool = True,
+          read_back: bool = True) -> dict[str, int]:
     """Bytes each operand moves in a tiled GEMM, by walking its loop nest step by step.
 
     The model of chapter 4: one buffer slot per operand; a tile needed by two
     consecutive steps stays, any other is loaded; a C-tile is written out when
-    it leaves the buffer (and at the end) and read back only if it was written
-    before. Edge tiles move only their real bytes. Returns the bytes of A and
-    B read, of C read back and of C written.
+    it leaves the buffer (and at the end) and read back if it was written
+    before. Matrices are row-major with every row starting on a line; a tile
+    moves row by row and each row costs every ``line``-byte line it touches.
+    ``per_row=False`` (lines per whole tile) and ``read_back=False`` are known
+    mistakes, for hints.
     """
     size = {"m": M, "n": N, "k": K}
     step = dict(zip("mnk", tile))
 
-    def nbytes(r: str, c: str, at: dict) -> int:  # the real bytes of the tile at (at[r], at[c])
-        return min(step[r], size[r] - at[r]) * min(step[c], size[c] - at[c]) * itemsize
+    def nbytes(r: str, c: str, at: dict) -> int:  # the lines of the tile at (at[r], at[c]), in bytes
+        rows, cols = min(step[r], size[r] - at[r]), min(step[c], size[c] - at[c])
+        if not per_row:
+            return -(-rows * cols * itemsize // line) * line
+        first, end = at[c] * itemsize, (at[c] + cols) * itemsize
+        return rows * (-(-end // line) - first // line) * line
 
     held: dict[str, Any] = {"A": None, "B": None, "C": None}
     moved = {"A": 0, "B": 0, "C read back": 0, "C written": 0}
@@ -159,135 +262,238 @@ def _walk(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> dic
                 moved[name] += nbytes(r, c, at)
         if held["C"] != (at["m"], at["n"]):
             if held["C"] is not None:  # evict: write the partial sums out
-                old = dict(zip("mn", held["C"]))
-                moved["C written"] += nbytes("m", "n", old)
+                moved["C written"] += nbytes("m", "n", dict(zip("mn", held["C"])))
                 in_dram.add(held["C"])
-            if (at["m"], at["n"]) in in_dram:  # coming back: read them in
+            if (at["m"], at["n"]) in in_dram and read_back:  # coming back: read them in
                 moved["C read back"] += nbytes("m", "n", at)
             held["C"] = (at["m"], at["n"])
     moved["C written"] += nbytes("m", "n", dict(zip("mn", held["C"])))
     return moved
 
 
-def _schedule_bytes(M: int, N: int, K: int, tile: tuple, order: str, itemsize: int) -> tuple[int, int]:
-    """(reads, writes) of a tiled GEMM, from :func:`_walk`."""
-    moved = _walk(M, N, K, tile, order, itemsize)
+def _pair(moved: dict[str, int]) -> tuple[int, int]:
     return moved["A"] + moved["B"] + moved["C read back"], moved["C written"]
 
 
-def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int], tuple[int, int]]) -> None:
-    """Check ``fn(M, N, K, tile, order, itemsize) -> (reads, writes)`` in bytes.
+def _traffic_hint(case: tuple, got: Any) -> str | None:
+    M, N, K, tile, order, itemsize, line = case
+    if line > 1 and got == _pair(_walk(M, N, K, tile, order, itemsize, 1)):
+        return "that counts bytes; a transfer moves whole lines, so count every line a tile row touches."
+    if got == _pair(_walk(M, N, K, tile, order, itemsize, line, per_row=False)):
+        return ("that counts the lines of each tile as one block; a tile is moved row by row, and each row "
+                "costs every line it touches.")
+    if got == _pair(_walk(M, N, K, tile, order, itemsize, line, read_back=False)):
+        return "a C-tile that returns to the buffer is read back (its partial sums)."
+    return None
+
+
+def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int, int], tuple[int, int]]) -> None:
+    """Check ``fn(M, N, K, tile, order, itemsize, line) -> (reads, writes)`` in bytes, in whole lines.
 
     Fresh cases: 40 schedules with dimensions 1–24, tiles 1–26 (ragged edges
-    and tiles that cover a whole dimension included), every loop order and
-    itemsizes 1, 2 and 4. Reference: a step-by-step walk of the loop nest
-    that loads a tile whenever the previous step did not hold it (the model
-    of chapter 4; the same itemsize for A, B and C). A wrong answer is
-    reported with the expected bytes of each operand. Calling
-    ``npukit.gemm.traffic`` is refused while the check runs.
+    and tiles that cover a whole dimension included), every loop order,
+    itemsizes 1, 2 and 4 and lines of 1–64 bytes. Reference: a step-by-step
+    walk of the loop nest that loads a tile whenever the previous step did not
+    hold it and charges each tile row the lines it touches (the model of
+    chapter 4; the same itemsize for A, B and C). A wrong answer shows the
+    expected and the returned pair for that case, and a hint only when the
+    answer is exactly what a known mistake gives (bytes for lines, lines per
+    tile for lines per row, no read-back). :mod:`npukit.gemm` is refused.
 
     Examples
     --------
-    >>> from npukit.gemm import traffic
-    >>> def by_model(M, N, K, tile, order, itemsize):
-    ...     t = traffic(M, N, K, tile, order, itemsize)
-    ...     return t.reads, t.writes
-    >>> check_schedule_traffic(by_model)
+    >>> import math
+    >>> def mine(M, N, K, tile, order, itemsize, line):
+    ...     size, step = {"m": M, "n": N, "k": K}, dict(zip("mnk", tile))
+    ...     trips = {d: math.ceil(size[d] / step[d]) for d in "mnk"}
+    ...     def r(deps):                   # how often each tile of an operand is loaded
+    ...         free = next(d for d in "mnk" if d not in deps)
+    ...         return trips[free] if any(trips[d] > 1 for d in order[order.index(free) + 1:]) else 1
+    ...     def lines(rows, cols, b):      # the lines of every tile row of one pass over a matrix
+    ...         per_row = sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
+    ...                       for p in range(0, cols, b))
+    ...         return rows * per_row * line
+    ...     a, b, c = lines(M, K, step["k"]), lines(K, N, step["n"]), lines(M, N, step["n"])
+    ...     return r("mk") * a + r("kn") * b + (r("mn") - 1) * c, r("mn") * c
+    >>> check_schedule_traffic(mine)
     ✓ schedule traffic: 40 fresh cases agree with the reference.
     """
     rng = _rng(4102)
-    orders = ("mnk", "mkn", "nmk", "nkm", "kmn", "knm")
     cases = []
     for k in range(40):
         M, N, K = (int(v) for v in rng.integers(1, 25, size=3))
         tile = tuple(int(v) for v in rng.integers(1, 27, size=3))
-        cases.append((M, N, K, tile, orders[k % 6], int(rng.choice([1, 2, 4]))))
+        cases.append((M, N, K, tile, ORDERS[k % 6], int(rng.choice([1, 2, 4])), int(rng.choice([1, 4, 8, 16, 64]))))
 
-    def learner(*case: Any) -> Any:
-        got = fn(*case)
-        got = tuple(int(v) for v in got) if isinstance(got, (tuple, list)) else got
-        want = _schedule_bytes(*case)
-        if got != want:
-            moved = _walk(*case)
-            M, N, K, tile, order, itemsize = case
-            raise AssertionError(
-                f"schedule traffic: wrong answer for M={M}, N={N}, K={K}, tile={tile}, order={order!r}, "
-                f"itemsize={itemsize}.\n  expected: {want} = (A {moved['A']} + B {moved['B']} + C read back "
-                f"{moved['C read back']}, C written {moved['C written']})\n  got:      {got}\n"
-                "  Things to check: edge tiles move only their real elements; a loop that runs once (tile >= size) "
-                "evicts nothing; C is written every time it leaves the buffer, including at the end, and read "
-                "back every time it returns."
-            )
-        return got
-
-    _without("traffic", lambda: check("schedule traffic", learner, cases, _schedule_bytes))
-
-
-def _needs(M: int, N: int, K: int, tile: tuple, itemsize: int) -> int:
-    """Buffer bytes for one A-, B- and C-tile, each clipped to the matrix."""
-    bm, bn, bk = min(tile[0], M), min(tile[1], N), min(tile[2], K)
-    return (bm * bk + bk * bn + bm * bn) * itemsize
-
-
-class _Optimal:
-    """The answer to "best tile": every tile that fits and moves the fewest bytes."""
-
-    def __init__(self, M: int, N: int, K: int, buffer_bytes: int, itemsize: int) -> None:
-        self.case = (M, N, K, buffer_bytes, itemsize)
-        self.scored = {}
-        for tile in ((a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)):
-            if _needs(M, N, K, tile, itemsize) <= buffer_bytes:
-                self.scored[tile] = sum(_schedule_bytes(M, N, K, tile, "mnk", itemsize))
-        self.best = min(self.scored.values())
-
-    def judge(self, got: Any) -> bool:
-        """True if ``got`` is a best tile; otherwise raise saying what is wrong with it."""
-        M, N, K, buffer_bytes, itemsize = self.case
-        where = f"best tile: wrong answer for M={M}, N={N}, K={K}, buffer_bytes={buffer_bytes}, itemsize={itemsize}"
-        example = min(t for t, v in self.scored.items() if v == self.best)
+    def compare(got: Any, want: tuple) -> bool:
+        case, expected = want
         try:
-            tile = tuple(int(v) for v in got)
+            got = tuple(int(v) for v in got)
         except (TypeError, ValueError):
-            raise AssertionError(f"{where}: expected a tile (bm, bn, bk) of three integers, got {got!r}") from None
-        if len(tile) != 3 or min(tile) < 1:
-            raise AssertionError(f"{where}: expected a tile (bm, bn, bk) of three positive integers, got {got!r}")
-        clipped = tuple(min(t, d) for t, d in zip(tile, (M, N, K)))  # a tile larger than the matrix is the matrix
-        need = _needs(M, N, K, tile, itemsize)
-        if need > buffer_bytes:
-            raise AssertionError(
-                f"{where}: your tile {tile} needs {need} bytes for one A-, B- and C-tile, more than the buffer "
-                f"(a best tile is {example}, moving {self.best} bytes)"
-            )
-        if self.scored[clipped] != self.best:
-            raise AssertionError(
-                f"{where}: your tile {tile} fits but moves {self.scored[clipped]} bytes; the fewest possible is "
-                f"{self.best} bytes, e.g. with tile {example}"
-            )
-        return True
+            got = None
+        if got == expected:
+            return True
+        M, N, K, tile, order, itemsize, line = case
+        k = next((i for i in range(2) if got is None or len(got) != 2 or got[i] != expected[i]), 0)
+        what = ("reads", "writes")[k]
+        hint = _traffic_hint(case, got) if got is not None else None
+        shown = "not a pair of integers" if got is None or len(got) != 2 else got[k]
+        raise CheckFailed(
+            f"schedule traffic: wrong answer for M={M}, N={N}, K={K}, tile={tile}, order={order!r}, "
+            f"itemsize={itemsize}, line={line}: {what} should be {expected[k]} bytes, got {shown}."
+            + (f"\n  Hint: {hint}" if hint else ""))
+
+    check("schedule traffic", fn, cases, lambda *case: (case, _pair(_walk(*case))), compare=compare,
+          forbid=_forbid())
 
 
-def check_best_tile(fn: Callable[[int, int, int, int, int], tuple[int, int, int]]) -> None:
-    """Check ``fn(M, N, K, buffer_bytes, itemsize) -> (bm, bn, bk)`` for loop order mnk.
+# ---- exercise 3: the best tile ------------------------------------------------------------
 
-    Fresh cases: 8 GEMMs with dimensions 2–9 and buffers from just above a
-    1×1×1 tile to about the whole problem. The answer must fit the buffer
-    (one A-, B- and C-tile of ``itemsize``-byte elements, each tile clipped
-    to the matrix) and move as few bytes as the best of an exhaustive search
-    over every tile, with the traffic counted by walking the loop nest. Any
-    of several equally good tiles is accepted. Calling
-    ``npukit.gemm.best_tile`` is refused while the check runs.
+
+def _traffic(M: int, N: int, K: int, tiles: np.ndarray, itemsize: int, line: int) -> np.ndarray:
+    """Bytes moved by order ``mnk`` for each tile (a row of ``tiles``), by re-fetch factors and lines per row.
+
+    In ``mnk``: ``r_A = ⌈N/bn⌉`` if there is more than one k-step, ``r_B =
+    ⌈M/bm⌉`` if there is more than one n- or k-step, ``r_C = 1``. The lines of
+    one pass over a matrix are summed over its tile columns for every width.
+    """
+    def lines(cols: int, widths: np.ndarray) -> np.ndarray:
+        table = np.zeros(cols + 1, np.int64)
+        for b in range(1, cols + 1):
+            starts = np.arange(0, cols, b)
+            ends = np.minimum(starts + b, cols)
+            table[b] = np.sum((ends * itemsize - 1) // line - starts * itemsize // line + 1)
+        return table[np.minimum(widths, cols)] * line
+
+    bm, bn, bk = tiles.T
+    cm, cn, ck = -(-M // bm), -(-N // bn), -(-K // bk)
+    r_a = np.where(ck > 1, cn, 1)
+    r_b = np.where((cn > 1) | (ck > 1), cm, 1)
+    return r_a * M * lines(K, bk) + r_b * K * lines(N, bn) + M * lines(N, bn)
+
+
+def _optimum(M: int, N: int, K: int, buffer_bytes: int, itemsize: int, line: int) -> tuple:
+    """Every tile that fits, scored; and the fewest bytes any of them moves (an exhaustive search)."""
+    tiles = np.array([(a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)], np.int64)
+    bm, bn, bk = tiles.T
+    fits = (bm * bk + bk * bn + bm * bn) * itemsize <= buffer_bytes
+    score = dict(zip(map(tuple, tiles[fits].tolist()), _traffic(M, N, K, tiles[fits], itemsize, line).tolist()))
+    return (M, N, K, buffer_bytes, itemsize, line), score, min(score.values())
+
+
+def _judge_tile(got: Any, want: tuple) -> bool:
+    (M, N, K, buffer_bytes, itemsize, line), score, best = want
+    where = (f"best tile: wrong answer for M={M}, N={N}, K={K}, buffer_bytes={buffer_bytes}, itemsize={itemsize}, "
+             f"line={line}")
+    try:
+        tile = tuple(int(v) for v in got)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"{where}: expected a tile (bm, bn, bk) of three integers, got {got!r}") from None
+    if len(tile) != 3 or min(tile) < 1:
+        raise CheckFailed(f"{where}: expected a tile (bm, bn, bk) of three positive integers, got {got!r}")
+    clipped = tuple(min(t, d) for t, d in zip(tile, (M, N, K)))  # a tile larger than the matrix is the matrix
+    bm, bn, bk = clipped
+    need = (bm * bk + bk * bn + bm * bn) * itemsize
+    if need > buffer_bytes:
+        raise CheckFailed(f"{where}: your tile {tile} needs {need} bytes for one A-, B- and C-tile, more than "
+                          f"the buffer's {buffer_bytes}.")
+    if score[clipped] != best:
+        raise CheckFailed(f"{where}: your tile {tile} fits but moves {score[clipped]} bytes; a tile that fits "
+                          f"can move as few as {best}.")
+    return True
+
+
+def check_best_tile(fn: Callable[[int, int, int, int, int, int], tuple[int, int, int]]) -> None:
+    """Check ``fn(M, N, K, buffer_bytes, itemsize, line) -> (bm, bn, bk)`` for loop order mnk.
+
+    Fresh cases: 10 GEMMs with dimensions 2–10, itemsizes 1, 2 and 4, lines
+    of 1–64 bytes and buffers from a 1×1×1 tile to the whole problem, drawn at
+    random. The answer must fit the buffer (one A-, B- and C-tile of
+    ``itemsize``-byte elements, each tile clipped to the matrix) and move as
+    few bytes, counted in whole lines, as the best of an exhaustive search
+    over every tile. Any of several equally good tiles is accepted; a wrong
+    one is told how many bytes it moves and the fewest possible, never which
+    tile that is. :mod:`npukit.gemm` is refused.
 
     Examples
     --------
-    >>> from npukit.gemm import best_tile
-    >>> check_best_tile(best_tile)
-    ✓ best tile: 8 fresh cases agree with the reference.
+    >>> def mine(M, N, K, buffer_bytes, itemsize, line):   # try every tile: the matrices are small
+    ...     def moved(bm, bn, bk):                         # order mnk, lines per tile row
+    ...         def lines(cols, b):
+    ...             return sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
+    ...                        for p in range(0, cols, b)) * line
+    ...         cm, cn, ck = -(-M // bm), -(-N // bn), -(-K // bk)
+    ...         r_a, r_b = (cn if ck > 1 else 1), (cm if cn > 1 or ck > 1 else 1)
+    ...         return r_a * M * lines(K, bk) + r_b * K * lines(N, bn) + M * lines(N, bn)
+    ...     tiles = [(a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)
+    ...              if (a * c + c * b + a * b) * itemsize <= buffer_bytes]
+    ...     return min(tiles, key=lambda t: moved(*t))
+    >>> check_best_tile(mine)
+    ✓ best tile: 10 fresh cases agree with the reference.
     """
     rng = _rng(4103)
     cases = []
-    for _ in range(8):
-        M, N, K = (int(v) for v in rng.integers(2, 10, size=3))
-        itemsize = int(rng.choice([1, 4]))
+    for _ in range(10):
+        M, N, K = (int(v) for v in rng.integers(2, 11, size=3))
+        itemsize, line = int(rng.choice([1, 2, 4])), int(rng.choice([1, 4, 8, 16, 64]))
         whole = (M * K + K * N + M * N) * itemsize
-        cases.append((M, N, K, int(rng.integers(3 * itemsize, whole + 1)), itemsize))
-    _without("best_tile", lambda: check("best tile", fn, cases, _Optimal, compare=lambda got, want: want.judge(got)))
+        low = 3 * itemsize
+        cases.append((M, N, K, int(np.exp(rng.uniform(np.log(low), np.log(whole + 1)))), itemsize, line))
+    check("best tile", fn, cases, _optimum, compare=_judge_tile, forbid=_forbid())
+
+
+# ---- predict, then measure --------------------------------------------------------------
+
+
+def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, tile: tuple, t_step: float,
+                          rtol: float = 0.35) -> None:
+    """Compare the learner's predicted time of a tiled product with the time the lab measured.
+
+    ``fn()`` returns the prediction in seconds, worked out before the
+    measurement from the cost of one tile step (``t_step``, measured on a
+    smaller product with the same tile) and the number of steps of ``tile``
+    on an ``n³`` product. It passes within ``rtol`` (relative) of ``measured``; otherwise
+    the message explains the gap: a certain slip (a floor for a ceiling,
+    milliseconds for seconds) is named, and the measured cost per step is
+    set against ``t_step``. :mod:`npukit.gemm` is refused.
+
+    Examples
+    --------
+    >>> check_time_prediction(lambda: 2.2e-3, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)
+    ✓ time prediction: you predicted 2.2 ms, the run measured 2 ms.
+    """
+    name = "time prediction"
+    if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:
+        raise TypeError(f"measured must be a time in seconds (a number > 0), got {measured!r}")
+    space = getattr(fn, "__globals__", {})  # a prediction comes before the measurement: hide it while fn runs
+    hidden = {k: v for k, v in list(space.items()) if isinstance(v, float) and v == measured}
+    for k in hidden:
+        del space[k]
+    try:
+        got = learner_call(name, fn, forbid=_forbid())
+    except (NameError, CheckFailed) as exc:
+        if hidden and "NameError" in f"{type(exc).__name__} {exc}":
+            raise CheckFailed(f"{name}: your function reads the measurement ({', '.join(hidden)}); a prediction "
+                              "is worked out before measuring, from t_step and the number of steps.") from None
+        raise
+    finally:
+        space.update(hidden)
+    try:
+        guess = float(got)
+    except (TypeError, ValueError):
+        raise CheckFailed(f"{name}: return a time in seconds, such as 0.002, got {got!r}") from None
+    if abs(guess - measured) <= rtol * measured:
+        print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms, the run measured {measured * 1e3:.3g} ms.")
+        return
+    steps = math.prod(-(-n // b) for b in tile)
+    floor = math.prod(max(n // b, 1) for b in tile)
+    if steps != floor and abs(guess / (floor * t_step) - 1) < 0.02:
+        hint = f"that is {floor} steps; with ragged edge tiles there are ⌈n/b⌉ per dimension."
+    elif abs(guess / measured / 1e3 - 1) <= rtol:
+        hint = "that looks like milliseconds; return seconds."
+    else:
+        hint = (f"the run took {measured / steps * 1e6:.2f} µs per step for the {steps} steps of tile {tile}, "
+                f"against the {t_step * 1e6:.2f} µs a step took when you measured t_step: a step's cost is mostly "
+                "fixed, and the arithmetic of a small tile adds little.")
+    raise CheckFailed(f"{name}: you predicted {guess * 1e3:.3g} ms, the run measured {measured * 1e3:.3g} ms "
+                      f"(more than {rtol:.0%} apart).\n  Hint: {hint}")

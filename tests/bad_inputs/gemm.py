@@ -35,10 +35,6 @@ def _itemsize_rows(f, *args, **kw):
             for v, e in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("4", TypeError))]
 
 
-def _rung(**kw):
-    return dict(name="x", n=8, seconds=1e-3, gflops=1.0, error=0.0, ok=True) | kw
-
-
 def _traffic(**kw):
     return dict(a_read=1, b_read=1, c_read=0, c_write=1, footprint=3) | kw
 
@@ -89,44 +85,13 @@ CASES = [
     bad(gemm.best_tile, 8, 8, 8, "1024", exc=TypeError, names="buffer_bytes"),
     bad(gemm.best_tile, 8, 8, 8, 1024, order="kkk", names="order"),
     bad(gemm.best_tile, 10**7, 10**7, 10**7, 2**20, names="M·N·K"),
+    bad(gemm.best_tile, 64, 64, 64, 4000, 1, c_itemsize=4, names="narrowest line-aligned tile"),
+    *[bad(f, *args, line=v, exc=e, names="line") for f, args in ((gemm.traffic, (8, 8, 8, (2, 2, 2))),
+      (gemm.compulsory, (8, 8, 8)), (gemm.best_tile, (8, 8, 8, 1024)))
+      for v, e in ((0, ValueError), (-64, ValueError), (64.0, TypeError), (True, TypeError), ("64", TypeError))],
     # the records
     *[bad(gemm.Traffic, **_traffic(**{f: v}), exc=e, names=f) for f in ("a_read", "b_read", "c_read", "c_write", "footprint")
       for v, e in ((-1, ValueError), (1.5, TypeError))],
-    bad(gemm.Rung, **_rung(name=3), exc=TypeError, names="name"),
-    bad(gemm.Rung, **_rung(n=0), names="n"),
-    bad(gemm.Rung, **_rung(n=8.0), exc=TypeError, names="n"),
-    *[bad(gemm.Rung, **_rung(**{f: v}), exc=e, names=f) for f in ("seconds", "gflops")
-      for v, e in ((0.0, ValueError), (-1.0, ValueError), (nan, ValueError), (float("inf"), ValueError),
-                   ("1", TypeError))],
-    bad(gemm.Rung, **_rung(error=-1.0), names="error"),
-    bad(gemm.Rung, **_rung(error="0"), exc=TypeError, names="error"),
-    bad(gemm.Rung, **_rung(error=True), exc=TypeError, names="error"),
-    bad(gemm.Rung, **_rung(ok=1), exc=TypeError, names="ok"),
-    # ladder and sweep_tiles (refused before anything is timed)
-    bad(gemm.ladder, 0, names="n"),
-    bad(gemm.ladder, 8.0, exc=TypeError, names="n"),
-    bad(gemm.ladder, 8, python_n=0, names="python_n"),
-    bad(gemm.ladder, 8, row_n=True, exc=TypeError, names="row_n"),
-    *_tile_rows(lambda t: gemm.ladder(8, small_tile=t), (), name="small_tile"),
-    bad(gemm.ladder, 8, good_tile=(8, 8), exc=TypeError, names="good_tile"),
-    bad(gemm.ladder, 8, dtype="int8", names="dtype"),
-    bad(gemm.ladder, 8, dtype="no-such-type", exc=TypeError, names="dtype"),
-    bad(gemm.ladder, 8, repeat=0, names="repeat"),
-    bad(gemm.ladder, 8, repeat="5", exc=TypeError, names="repeat"),
-    bad(gemm.ladder, 8, warmup=-1, names="warmup"),
-    bad(gemm.ladder, 8, seed=-1, names="seed"),
-    bad(gemm.ladder, 8, seed=1.5, exc=TypeError, names="seed"),
-    bad(gemm.sweep_tiles, 0, names="n"),
-    bad(gemm.sweep_tiles, 8, (4, 0), names="sides[1]"),
-    bad(gemm.sweep_tiles, 8, (4, 2.5), exc=TypeError, names="sides[1]"),
-    bad(gemm.sweep_tiles, 8, (), names="sides"),
-    bad(gemm.sweep_tiles, 8, 4, exc=TypeError, names="sides"),
-    bad(gemm.sweep_tiles, 8, "48", exc=TypeError, names="sides"),
-    bad(gemm.sweep_tiles, 8, (4,), dtype="float16", names="dtype"),
-    bad(gemm.sweep_tiles, 8, (4,), repeat="abc", exc=TypeError, names="repeat"),
-    bad(gemm.sweep_tiles, 8, (4,), repeat=0, names="repeat"),
-    bad(gemm.sweep_tiles, 8, (4,), warmup=0.5, exc=TypeError, names="warmup"),
-    bad(gemm.sweep_tiles, 8, (4,), seed="0", exc=TypeError, names="seed"),
     # numbers
     bad(gemm.numbers, "ctx", exc=TypeError, names="ctx"),
 ]

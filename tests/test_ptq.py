@@ -1,0 +1,70 @@
+"""Tests of npukit.ptq: observers against NumPy, calibration and the QDQ model against onnx.checker."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npukit import ptq, quant
+
+def test_observer_accumulates_like_one_batch():
+    rng = np.random.default_rng(1)
+    batches = [(rng.standard_normal(1000) * (k + 1)).astype(np.float32) for k in range(4)]
+    whole = np.concatenate(batches)
+    one, many = ptq.Observer("minmax"), ptq.Observer("minmax")
+    one.update(whole)
+    for b in batches:
+        many.update(b)
+    assert one.qparams("int8").scale == many.qparams("int8").scale
+    assert many.qparams("uint8").scale == quant.choose_qparams(whole, "uint8", False).scale
+    h1, h2 = ptq.Observer("percentile"), ptq.Observer("percentile")
+    h1.update(whole)
+    for b in batches:                     # growing range: bins merge as the radius doubles
+        h2.update(b)
+    assert h1.radius == h2.radius and np.array_equal(h1.hist, h2.hist)
+    p = h2.qparams("uint8", symmetric=False)
+    top = float(p.scale) * (255 - int(p.zero_point))
+    assert np.percentile(whole, 99.99) <= top + 2 * h2.radius / h2.bins
+
+
+def test_observer_refuses_empty_and_nan():
+    with pytest.raises(ValueError, match="no data"):
+        ptq.Observer().qparams()
+    with pytest.raises(ValueError, match="finite"):
+        ptq.Observer().update(np.float32([np.nan]))
+    with pytest.raises(ValueError, match="empty"):
+        quant.choose_qparams(np.zeros(0, np.float32))
+
+
+# ---- calibration and the QDQ model ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cameranet():
+    from npukit import rewrites
+    from npukit.models import CameraNet
+
+    net = CameraNet.pretrained()
+    return net, rewrites.fold_batchnorm(net.to_onnx())
+
+
+def test_float_forward_matches_cameranet(cameranet):
+    from npukit.data import shapes_dataset
+
+    net, folded = cameranet
+    images, _ = shapes_dataset(4, seed=2)
+    logits = ptq.float_forward(folded, images)["logits"]
+    assert np.allclose(logits, net(images), atol=1e-4)
+
+
+def test_to_qdq_refuses_unfolded_models_and_empty_data(cameranet):
+    from npukit.data import shapes_dataset
+    from npukit.models import CameraNet
+
+    _, folded = cameranet
+    with pytest.raises(ValueError, match="fold"):
+        ptq.to_qdq(CameraNet.pretrained().to_onnx(), shapes_dataset(2, seed=0)[0])
+    with pytest.raises(ValueError, match="at least one"):
+        ptq.to_qdq(folded, np.zeros((0, 3, 32, 32), np.float32))
+    with pytest.raises(ValueError, match="keep_float"):
+        ptq.to_qdq(folded, shapes_dataset(2, seed=0)[0], keep_float=["nope"])

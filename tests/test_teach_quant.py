@@ -1,0 +1,412 @@
+"""Lab 6's checkers under attack: typical wrong answers, shortcuts and cheats, one test each.
+
+Every wrong answer must fail with a message that names the first wrong input
+and a hint for that mistake; every shortcut (npukit's own functions under any
+alias, the checker's references, ONNX's reference evaluator, ONNX Runtime,
+OpenVINO, reading the checker's frames, answers copied from a failure message)
+must fail too; the lab's solutions and equivalent correct answers must pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npukit import teach
+from npukit.teach import quant as tq
+from npukit.teach.core import CheckFailed, NotAttempted
+
+LAB = Path(__file__).parent.parent / "labs" / "06_quant.ipynb"
+R = {"uint8": (0, 255), "int8": (-128, 127), "uint4": (0, 15), "int4": (-8, 7)}
+
+
+@pytest.fixture(autouse=True)
+def first_call():
+    """Each test sees the cases of a fresh session (the checkers draw new ones on every call)."""
+    tq._CALLS.clear()
+    yield
+    tq._CALLS.clear()
+
+
+def _lab_solution(name: str):
+    """The lab's own solution cell for ``name``, executed into a namespace."""
+    nb = json.loads(LAB.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if "solution" in cell["metadata"].get("tags", []) and f"def {name}(" in src:
+            ns = {"np": np}
+            exec(src, ns)
+            return ns[name]
+    raise LookupError(name)
+
+
+def _fails(check, fn, *more) -> str:
+    with pytest.raises(CheckFailed) as info:
+        check(fn, *more)
+    assert not isinstance(info.value, NotAttempted)
+    return str(info.value)
+
+
+# ---- exercise 1: quantize --------------------------------------------------------------------
+
+
+def test_lab_solution_and_an_equivalent_form_pass(capsys):
+    teach.check_quantize(_lab_solution("my_quantize"))
+
+    def clip_then_round(x, s, z, t):         # clipping x/s to [lo − z, hi − z] first is also correct
+        lo, hi = R[t]
+        return (np.rint(np.clip(x / np.float32(s), lo - z, hi - z)) + z).astype(np.int16)
+
+    teach.check_quantize(clip_then_round)
+    assert capsys.readouterr().out.count("✓ quantize") == 2
+
+
+def _q(body):
+    def fn(x, s, z, t):
+        lo, hi = R[t]
+        return body(x, np.float32(s), z, lo, hi).astype(np.int64)
+    return fn
+
+
+QUANTIZE_MISTAKES = {
+    "zero point before rounding": (_q(lambda x, s, z, lo, hi: np.clip(np.rint(x / s + z), lo, hi)), "then add the zero point"),
+    "clip before round, zero point inside": (_q(lambda x, s, z, lo, hi: np.rint(np.clip(x / s + z, lo, hi))),
+                                             "then add the zero point"),
+    "times 1/scale": (_q(lambda x, s, z, lo, hi: np.clip(np.rint(x * (1 / s)) + z, lo, hi)), "1/scale"),
+    "float64 division": (_q(lambda x, s, z, lo, hi: np.clip(np.rint(x.astype(np.float64) / np.float64(s)) + z, lo, hi)),
+                         "float64"),
+    "wrap instead of saturate": (_q(lambda x, s, z, lo, hi: (np.rint(x / s) + z - lo) % (hi - lo + 1) + lo), "do not wrap"),
+    "round half up": (_q(lambda x, s, z, lo, hi: np.clip(np.floor(x / s + np.float32(0.5)) + z, lo, hi)), "not half up"),
+    "truncate": (_q(lambda x, s, z, lo, hi: np.clip(np.trunc(x / s) + z, lo, hi)), "do not truncate"),
+    "saturate before the zero point": (_q(lambda x, s, z, lo, hi: np.clip(np.rint(x / s), lo, hi) + z),
+                                       "before you saturate"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(QUANTIZE_MISTAKES))
+def test_quantize_mistakes_fail_with_the_first_wrong_element_and_a_hint(mistake):
+    fn, hint = QUANTIZE_MISTAKES[mistake]
+    msg = _fails(teach.check_quantize, fn)
+    assert re.search(r"at index \d+, x = .*: expected -?\d+, got -?\d+\. Hint: ", msg), msg
+    assert hint in msg, msg
+    assert len(msg) < 900                                   # one element, never the answer table
+
+
+def test_quantize_wrong_shape_type_and_dtype():
+    assert "NumPy array" in _fails(teach.check_quantize, lambda x, s, z, t: list(x))
+    assert "shape" in _fails(teach.check_quantize, lambda x, s, z, t: np.zeros(3, np.int8))
+    assert "integer array" in _fails(teach.check_quantize, lambda x, s, z, t: np.rint(x / np.float32(s)))
+
+
+def test_unfinished_quantize_is_one_line():
+    def todo(x, s, z, t):
+        raise NotImplementedError()
+
+    with pytest.raises(NotAttempted, match="not attempted yet"):
+        teach.check_quantize(todo)
+
+
+def _onnx_quantizelinear(x, s, z, t):
+    from onnx import TensorProto, helper, numpy_helper
+
+    tt = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint4": TensorProto.UINT4, "int4": TensorProto.INT4}[t]
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
+    g = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", tt, list(x.shape))],
+                          [numpy_helper.from_array(np.float32(s), "s"), helper.make_tensor("z", tt, [], [z])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def _alias(x, s, z, t):
+    from npukit.quant import quantize as my_own_quantize
+
+    return my_own_quantize(x, s, z, t)
+
+
+def _through_a_method(x, s, z, t):
+    import npukit
+
+    return npukit.quant.QParams(np.float32(s), np.int64(z), t).quantize(x)
+
+
+def _checker_reference(x, s, z, t):
+    from npukit.teach.quant import _onnx_quantize
+
+    return _onnx_quantize(x, s, z, t)
+
+
+def _own_reference_evaluator(x, s, z, t):
+    from onnx.reference import ReferenceEvaluator as Evaluator
+
+    return Evaluator(_onnx_quantizelinear(x, s, z, t)).run(None, {"x": x})[0].astype(np.int64)
+
+
+def _onnxruntime(x, s, z, t):
+    import onnxruntime
+
+    sess = onnxruntime.InferenceSession(_onnx_quantizelinear(x, s, z, t).SerializeToString())
+    return sess.run(None, {"x": x})[0].astype(np.int64)
+
+
+def _openvino(x, s, z, t):
+    import openvino as ov
+
+    core = ov.Core()
+    m = core.read_model(_onnx_quantizelinear(x, s, z, "uint8" if t == "uint4" else t).SerializeToString(), b"")
+    return core.compile_model(m, "CPU")(x)[0].astype(np.int64)
+
+
+@pytest.mark.parametrize("cheat,called", [
+    (_alias, "npukit.quant.quantize"),
+    (_through_a_method, "npukit.quant.QParams"),
+    (_checker_reference, "npukit.teach.quant._onnx_quantize"),
+    (_own_reference_evaluator, "ReferenceEvaluator"),
+    (_onnxruntime, "onnxruntime"),
+    (_openvino, "openvino"),
+], ids=["alias", "QParams method", "checker's reference", "onnx.reference", "onnxruntime", "openvino"])
+def test_quantize_shortcuts_are_refused(cheat, called):
+    msg = _fails(teach.check_quantize, cheat)
+    assert "your function called" in msg and called in msg, msg
+
+
+def test_reading_the_checkers_frames_finds_no_answer():
+    """The reference is computed after the learner returns: no frame holds the expected values yet."""
+    seen = []
+
+    def snoop(x, s, z, t):
+        f = sys._getframe(1)
+        while f is not None:
+            seen.extend(k for k, v in f.f_locals.items() if isinstance(v, np.ndarray) and v.shape == x.shape
+                        and v.dtype.kind in "iu")
+            f = f.f_back
+        return np.zeros(x.shape, np.int64)
+
+    _fails(teach.check_quantize, snoop)
+    assert seen == []
+
+
+def test_answers_copied_from_a_failure_message_do_not_help():
+    """A lookup table built from the first failure meets new inputs on the next call."""
+    wrong = QUANTIZE_MISTAKES["zero point before rounding"][0]
+    msg = _fails(teach.check_quantize, wrong)
+    x_seen = float(re.search(r"x = np\.float32\(([-\d.e+]+)\)", msg).group(1))
+    expected = int(re.search(r"expected (-?\d+)", msg).group(1))
+
+    def with_table(x, s, z, t):
+        out = wrong(x, s, z, t)
+        out[np.isclose(x, x_seen, rtol=0, atol=0)] = expected
+        return out
+
+    msg2 = _fails(teach.check_quantize, with_table)
+    assert f"x = np.float32({x_seen})" not in msg2
+
+
+def test_quantize_cases_cover_every_dtype_odd_and_even_zero_points_ties_and_saturation():
+    cases = tq._quantize_cases(tq._rng(6101))
+    for dtype in R:
+        zps = [z for x, s, z, t in cases if t == dtype]
+        assert {z % 2 for z in zps} == {0, 1}
+    for x, s, z, t in cases:
+        r = x / np.float32(s)
+        lo, hi = R[t]
+        assert np.any(r % 1 == 0.5) and np.any(r + z < lo) and np.any(r + z > hi)
+
+
+# ---- exercise 3: requantize ------------------------------------------------------------------------
+
+
+def test_requantize_lab_solution_passes(capsys):
+    teach.check_requantize(_lab_solution("my_requantize"))
+    assert "✓ requantize" in capsys.readouterr().out
+
+
+def _rq(body):
+    def fn(acc, m0, shift, zp, dtype):
+        lo, hi = R[dtype]
+        return np.asarray(body(acc, m0, shift, zp, lo, hi)).astype(np.int64)
+    return fn
+
+
+REQUANTIZE_MISTAKES = {
+    "round, then the zero point": (_rq(lambda a, m, n, z, lo, hi: np.clip(
+        np.rint(a.astype(np.float64) * m * 2.0 ** (-31 - n)) + z, lo, hi)), "after adding the zero point"),
+    "round half up": (_rq(lambda a, m, n, z, lo, hi: np.clip(
+        np.floor(a.astype(np.float64) * m * 2.0 ** (-31 - n) + z + 0.5), lo, hi)), "not up"),
+    "double rounding": (_rq(lambda a, m, n, z, lo, hi: np.clip(
+        np.rint(np.rint(a.astype(np.float64) * m / 2**31) / 2**n) + z, lo, hi)), "round once"),
+    "int32 overflow": (_rq(lambda a, m, n, z, lo, hi: np.clip(
+        np.rint((a * np.int32(m)).astype(np.float64) * 2.0 ** (-31 - n)) + z, lo, hi)), "exactly"),
+    "forgot the 31": (_rq(lambda a, m, n, z, lo, hi: np.clip(
+        np.rint(a.astype(np.float64) * m * 2.0 ** (-n) + z), lo, hi)), "2**(31 + shift)"),
+    "wrap": (_rq(lambda a, m, n, z, lo, hi: (np.rint(a.astype(np.float64) * m * 2.0 ** (-31 - n) + z).astype(np.int64)
+                                              - lo) % (hi - lo + 1) + lo), "do not wrap"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(REQUANTIZE_MISTAKES))
+def test_requantize_mistakes_fail_with_a_hint(mistake):
+    fn, hint = REQUANTIZE_MISTAKES[mistake]
+    msg = _fails(teach.check_requantize, fn)
+    assert re.search(r"acc\[\d+\] = -?\d+ \(acc·M = .*\): expected -?\d+, got -?\d+\. Hint: ", msg), msg
+    assert hint in msg, msg
+
+
+def test_gemmlowps_double_rounding_is_caught_on_the_traps():
+    """gemmlowp's two-step rounding (ties away from zero, and two roundings), written by hand, fails."""
+    def gemmlowp(acc, m0, shift, zp, dtype):
+        lo, hi = R[dtype]
+        ab = acc.astype(np.int64) * m0
+        high = np.where(ab >= 0, (ab + (1 << 30)) >> 31, -((-(ab + 1 - (1 << 30))) >> 31))
+        mask = (1 << shift) - 1
+        up = (high & mask) > ((mask >> 1) + (high < 0))
+        return np.clip((high >> shift) + up + zp, lo, hi)
+
+    assert "requantize: wrong value" in _fails(teach.check_requantize, gemmlowp)
+
+
+def test_requantize_cases_hold_ties_traps_and_saturation():
+    from fractions import Fraction
+
+    cases = tq._requantize_cases(tq._rng(6102))
+    ties = traps = sat = 0
+    odd_tie_zp = False
+    for acc, m0, shift, zp, dtype in cases:
+        lo, hi = R[dtype]
+        for a in acc.tolist():
+            v = Fraction(a * m0, 2 ** (31 + shift))
+            high = (Fraction(a * m0, 2**31) + Fraction(1, 2)).__floor__()
+            ties += v.denominator == 2
+            odd_tie_zp |= v.denominator == 2 and zp % 2 == 1 and lo < round(v) + zp < hi
+            traps += v.denominator != 2 and round(Fraction(high, 2**shift)) != round(v)
+            sat += not lo <= round(v + zp) <= hi
+    assert ties > 50 and traps > 50 and sat > 50 and odd_tie_zp
+
+
+def test_requantize_shortcuts_are_refused():
+    def alias(acc, m0, shift, zp, dtype):
+        from npukit import qarith as q
+
+        return q.requantize(acc, m0, shift, zp, dtype)
+
+    def exact(acc, m0, shift, zp, dtype):
+        from npukit.teach.quant import _exact_requantize
+
+        return np.array([_exact_requantize(int(a), m0, shift, zp, *R[dtype]) for a in acc])
+
+    assert "npukit.qarith.requantize" in _fails(teach.check_requantize, alias)
+    assert "npukit.teach.quant._exact_requantize" in _fails(teach.check_requantize, exact)
+
+
+# ---- exercise 2: per-channel scales ---------------------------------------------------------------
+
+
+def test_channel_scales_lab_solution_passes(capsys):
+    teach.check_channel_scales(_lab_solution("channel_scales"))
+    assert "✓ channel scales" in capsys.readouterr().out
+
+
+def _amax(w):
+    return np.abs(w.reshape(len(w), -1)).max(1)
+
+
+SCALE_MISTAKES = {
+    "signed maximum": (lambda w: np.where(w.reshape(len(w), -1).max(1) > 0, w.reshape(len(w), -1).max(1) / 127, 1.0),
+                       "largest magnitude"),
+    "one scale per tensor": (lambda w: np.full(len(w), np.abs(w).max() / 127), "whole tensor"),
+    "wrong axis": (lambda w: np.abs(w).max(axis=tuple(i for i in range(w.ndim) if i != 1)) / 127, "axis 0"),
+    "divide by 128": (lambda w: np.where(_amax(w) > 0, _amax(w) / 128, 1.0), "divide by 127"),
+    "zero channel gets 0": (lambda w: _amax(w) / 127, "all zeros"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(SCALE_MISTAKES))
+def test_channel_scale_mistakes_fail_with_a_hint(mistake):
+    fn, hint = SCALE_MISTAKES[mistake]
+    assert hint in _fails(teach.check_channel_scales, fn)
+
+
+def test_channel_scales_shortcut_is_refused():
+    def lib(w):
+        from npukit.quant import choose_qparams as cq
+
+        return np.asarray(cq(w, "int8", axis=0).scale)
+
+    assert "npukit.quant.choose_qparams" in _fails(teach.check_channel_scales, lib)
+
+
+# ---- exercise 4: the prediction -------------------------------------------------------------------
+
+
+def test_prediction_not_attempted_and_bad_values():
+    def todo():
+        raise NotImplementedError()
+
+    with pytest.raises(NotAttempted):
+        teach.check_calibration_prediction(todo, 0.15)
+    assert "fraction" in _fails(teach.check_calibration_prediction, lambda: 15, 0.15)
+    assert "a number" in _fails(teach.check_calibration_prediction, lambda: "a lot", 0.15)
+
+
+def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
+    """The checker runs the experiment itself: a measured_drop edited to match the guess is refused."""
+    measured = tq._measured_drop(1000)
+    assert measured > 0.05                                           # the pitfall is real
+    assert "not what this experiment measures" in _fails(teach.check_calibration_prediction, lambda: 0.5, 0.5)
+    assert "larger than you expected" in _fails(teach.check_calibration_prediction, lambda: 0.0, measured)
+    teach.check_calibration_prediction(eval(f"lambda: {round(measured, 2)}"), measured)   # a literal, no closure
+    assert "✓ prediction" in capsys.readouterr().out
+
+
+# ---- editing a check cell -------------------------------------------------------------------------
+
+
+def test_check_cells_are_locked_one_line_calls_kept_by_the_student_edition(tmp_path):
+    """A grader restores locked check cells; each is a single call the student edition keeps verbatim."""
+    nb = json.loads(LAB.read_text(encoding="utf-8"))
+    (student,) = teach.make_student_edition(LAB, tmp_path)
+    stud = json.loads(student.read_text(encoding="utf-8"))
+    checks = [i for i, c in enumerate(nb["cells"]) if "check" in c["metadata"].get("tags", [])]
+    assert len(checks) == 4
+    for i in checks:
+        meta = nb["cells"][i]["metadata"]["nbgrader"]
+        assert meta["locked"] and meta["grade"] and not meta["solution"] and meta["points"] > 0
+        src = "".join(nb["cells"][i]["source"])
+        code = [line for line in src.splitlines() if line.strip() and not line.startswith("#")]
+        assert len(code) == 1 and re.fullmatch(r"teach\.check_\w+\(\w+(, \w+)?\)", code[0]), src
+        assert "".join(stud["cells"][i]["source"]) == src
+
+
+@pytest.mark.slow
+def test_student_edition_fails_only_in_the_unfinished_exercises_check_cells(tmp_path):
+    """Top to bottom with every exercise unfinished: each check reads "not attempted", nothing else fails."""
+    import nbclient
+    import nbformat
+
+    (out,) = teach.make_student_edition(LAB, tmp_path)
+    nb = nbformat.reads(out.read_text(encoding="utf-8"), as_version=4)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(LAB.parent)}}).execute()
+    for i, cell in enumerate(nb.cells):
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        if "check" in cell.metadata.get("tags", []):
+            assert [e.ename for e in errors] == ["NotAttempted"], (i, errors)
+        else:
+            assert not errors, (i, cell.source[:80], errors[0].ename if errors else None)
+
+
+def test_a_prediction_that_reads_the_measurement_is_refused():
+    """``def my_prediction(): return measured_drop`` runs after the measurement cell; the checker cuts it off."""
+    ns = {}
+    exec("measured_drop = 0.147\ndef my_prediction():\n    return measured_drop\n", ns)
+    assert "not read the notebook" in _fails(teach.check_calibration_prediction, ns["my_prediction"], 0.147)
+
+    def outer():
+        value = 0.147
+        return lambda: value
+
+    assert "plain function" in _fails(teach.check_calibration_prediction, outer(), 0.147)
