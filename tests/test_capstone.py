@@ -7,6 +7,7 @@ arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import re
 import statistics
@@ -218,23 +219,23 @@ def _bounds(counts, machine):
     return out
 
 
-def test_reference_solutions_pass(capsys):
+def test_reference_solutions_pass(capsys, loop):
     teach.check_export_folded(lambda net: rewrites.fold_batchnorm(net.to_onnx(batch=1)))
     teach.check_qdq(_guarded)
     teach.check_qdq(lambda f, c: _guarded(f, c) and deploy.quantize_qdq(f, c))      # ONNX Runtime's quantizer too
     teach.check_warm_latency(_warm)
     teach.check_roofline_bounds(_bounds)
-    teach.check_variant_prediction(1.3, 1.2, 3.4)
+    teach.check_variant_prediction(lambda macs_ratio: 1.0, loop, loop)
     assert capsys.readouterr().out.count("✓") == 6
 
 
 @pytest.mark.parametrize("check", [teach.check_export_folded, teach.check_qdq, teach.check_warm_latency,
                                    teach.check_roofline_bounds])
-def test_unfinished_exercises_are_not_attempted(check):
+def test_unfinished_exercises_are_not_attempted(check, loop):
     with pytest.raises(NotAttempted):
         check(_todo)
     with pytest.raises(NotAttempted):
-        teach.check_variant_prediction(None, 1.2, 3.4)
+        teach.check_variant_prediction(_todo, loop, loop)
 
 
 @pytest.mark.parametrize("fn, says", [
@@ -294,8 +295,28 @@ def test_roofline_bounds_mistakes(fn, says):
         teach.check_roofline_bounds(fn)
 
 
-def test_prediction_messages():
+def _scaled(loop, macs, seconds):
+    """``loop`` as if its MACs were ``macs`` times and its FP32 median ``seconds``."""
+    bench = deploy.Benchmark(seconds, (seconds,))
+    return dataclasses.replace(loop, layers=tuple(dataclasses.replace(r, macs=r.macs * macs) for r in loop.layers),
+                               latency={**loop.latency, "FP32": bench})
+
+
+measured_ratio = 1.2          # a notebook variable the prediction must not read
+
+
+def _reads_the_notebook(macs_ratio):
+    return measured_ratio
+
+
+def test_prediction_messages(loop):
+    shipped, wide = _scaled(loop, 1, 1e-4), _scaled(loop, 3, 1.2e-4)
+    teach.check_variant_prediction(lambda macs_ratio: 1.3, wide, shipped)
     with pytest.raises(CheckFailed, match="per-layer costs"):
-        teach.check_variant_prediction(3.4, 1.2, 3.4)
+        teach.check_variant_prediction(lambda macs_ratio: macs_ratio, wide, shipped)
     with pytest.raises(CheckFailed, match="must be a number"):
-        teach.check_variant_prediction("fast", 1.2, 3.4)
+        teach.check_variant_prediction(lambda macs_ratio: "fast", wide, shipped)
+    with pytest.raises(CheckFailed, match="not read the notebook"):
+        teach.check_variant_prediction(_reads_the_notebook, wide, shipped)
+    with pytest.raises(CheckFailed, match="not read the notebook"):       # npukit is out of reach too
+        teach.check_variant_prediction(lambda r: capstone.variant() and 1.2, wide, shipped)

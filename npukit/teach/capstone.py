@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import CheckFailed, NotAttempted, _rng, learner_call
+from .core import CheckFailed, _rng, learner_call
 
 __all__ = ["check_export_folded", "check_qdq", "check_warm_latency", "check_roofline_bounds",
            "check_variant_prediction"]
@@ -27,7 +27,8 @@ def _forbid(*extra: Any) -> tuple:
     from .. import capstone
 
     here = sys.modules[__name__]
-    refs = [getattr(here, k) for k in ("_run", "_onnx_quantize", "_bounds_reference", "_check_layer", *__all__)]
+    refs = [getattr(here, k) for k in ("_run", "_onnx_quantize", "_bounds_reference", "_check_layer", "_sealed",
+                                       *__all__)]
     return (capstone, *refs, *extra)
 
 
@@ -400,27 +401,63 @@ def check_roofline_bounds(fn: Callable[[list, Any], dict]) -> None:
     print(f"✓ {name}: 20 fresh graphs agree with the reference.")
 
 
-def check_variant_prediction(predicted: Any, measured: float, macs_ratio: float, *, rel_tol: float = 0.5) -> None:
-    """Compare a predicted latency ratio (variant / shipped) with this run's measurement.
+def _sealed(fn: Callable[[float], Any]) -> Callable[[float], Any]:
+    """``fn`` run with nothing of the notebook in reach: a prediction may not read the measurement."""
+    import builtins
+    import math
+    import types
 
-    ``macs_ratio`` is how much more work the variant does; the message
-    explains a gap between the two ratios. ``None`` reads as not attempted.
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"fn must be your function predict_ratio, got {type(fn).__name__}")
+    if fn.__closure__:
+        raise CheckFailed("variant latency: write predict_ratio as a plain function that returns your number")
+    sealed = types.FunctionType(fn.__code__, {"__builtins__": builtins, "np": np, "math": math}, fn.__name__,
+                                fn.__defaults__)
+
+    def run(macs_ratio: float) -> Any:
+        try:
+            return sealed(macs_ratio)
+        except NameError as e:
+            raise CheckFailed(f"variant latency: predict_ratio must work from its argument, not read the notebook's "
+                              f"variables ({e}); predict before you measure") from None
+
+    return run
+
+
+def check_variant_prediction(fn: Callable[[float], Any], variant: Any, shipped: Any, *, rel_tol: float = 0.5) -> None:
+    """Compare ``fn(macs_ratio)``, a predicted FP32 latency ratio (variant / shipped), with this run's.
+
+    ``variant`` and ``shipped`` are the two :class:`npukit.capstone.Loop`
+    runs; the measured ratio is their FP32 medians' and the MAC ratio their
+    MACs'. ``fn`` runs cut off from the notebook (it gets the MAC ratio and
+    nothing else), so it cannot read the measurement. The message explains a
+    gap between the two ratios.
 
     Examples
     --------
-    >>> check_variant_prediction(1.3, 1.2, 3.4)
-    ✓ variant latency: you predicted ×1.3, this run measured ×1.2 (the MACs grew ×3.4); within 50%.
+    >>> from npukit import capstone
+    >>> from npukit.graphs import MachineSpec
+    >>> from npukit.models import CameraNet
+    >>> m = MachineSpec(1e11, 1e10, "example", "given", "given")
+    >>> a = capstone.closed_loop(CameraNet.pretrained(), machine=m, heldout=20, runs=30)
+    >>> check_variant_prediction(lambda macs_ratio: 1.0, a, a)
+    ✓ variant latency: you predicted ×1, this run measured ×1 (the MACs grew ×1); within 50%.
     """
-    for arg, value in (("measured", measured), ("macs_ratio", macs_ratio), ("rel_tol", rel_tol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{arg} must be a positive number, got {type(value).__name__} {value!r}")
-        if not 0 < value < float("inf"):
-            raise ValueError(f"{arg} must be a positive number, got {value!r}")
-    if predicted is None or predicted is Ellipsis:
-        raise NotAttempted("variant latency: not attempted yet (set predicted_ratio first).")
-    if isinstance(predicted, bool) or not isinstance(predicted, numbers.Real) or not np.isfinite(predicted):
-        raise CheckFailed(f"variant latency: your prediction must be a number, got {predicted!r}")
-    p = float(predicted)
+    from ..capstone import Loop
+
+    for arg, value in (("variant", variant), ("shipped", shipped)):
+        if not isinstance(value, Loop) or "FP32" not in value.latency:
+            raise TypeError(f"{arg} must be a capstone.Loop with an FP32 measurement, got {type(value).__name__}")
+    if isinstance(rel_tol, bool) or not isinstance(rel_tol, numbers.Real):
+        raise TypeError(f"rel_tol must be a positive number, got {type(rel_tol).__name__} {rel_tol!r}")
+    if not 0 < rel_tol < float("inf"):
+        raise ValueError(f"rel_tol must be a positive number, got {rel_tol!r}")
+    macs_ratio = variant.macs / shipped.macs
+    measured = variant.latency["FP32"].median / shipped.latency["FP32"].median
+    p = learner_call("variant latency", _sealed(fn), macs_ratio, forbid=_forbid())
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p):
+        raise CheckFailed(f"variant latency: your prediction must be a number, got {p!r}")
+    p = float(p)
     if abs(p - measured) > rel_tol * measured:
         why = ("You scaled the time with the MACs; a model this small spends much of its time on per-layer costs "
                "(kernel launches, the input Reorder, pooling) that do not grow with the width, so the time grew "
