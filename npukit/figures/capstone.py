@@ -10,6 +10,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from .. import _check, viz
 from ..capstone import Loop
 
@@ -76,7 +78,7 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
         fig.add_shape(type="rect", x0=x - w, x1=x + w, y0=y - h, y1=y + h, line=dict(color=colour, width=2),
                       fillcolor=colour, opacity=0.16, layer="below")
         extra = f"<br><i>{_wrap(facts[chapter])}</i>" if chapter in facts else ""
-        fig.add_annotation(x=x, y=y, showarrow=False, align="center", font=dict(size=11),
+        fig.add_annotation(x=x, y=y, showarrow=False, align="center", font=dict(size=10.5),
                            text=(f"<b><a href='{base}{page}.html' target='_self'>{chapter} · {name}</a></b><br>"
                                  f"{_wrap(idea)}{extra}"))
     for (x0, y0), (x1, y1) in zip(_POS, _POS[1:]):
@@ -90,9 +92,9 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
     (xa, ya), (xb, yb) = _POS[-1], _POS[0]
     fig.add_annotation(x=xb - w * 0.4, y=yb - h, ax=xa - w * 0.4, ay=ya + h, xref="x", yref="y", axref="x",
                        ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, arrowcolor="#222", text="")
-    fig.add_annotation(x=0, y=0, showarrow=False, font=dict(size=11, color="#555"), align="left",
-                       text="Follow the arrows: CameraNet's path<br>from a trained model to an answer<br>"
-                            "on an NPU, and back. Each box<br>links to its chapter.")
+    fig.add_annotation(x=0.05, y=0, showarrow=False, font=dict(size=10.5, color="#555"), align="left",
+                       text="Follow the arrows:<br>CameraNet's path from<br>a trained model to an<br>"
+                            "answer on an NPU,<br>and back. Each box<br>links to its chapter.")
     fig.add_trace(go.Scatter(x=[p[0] for p in _POS], y=[p[1] for p in _POS], mode="markers", opacity=0,
                              marker=dict(size=60), showlegend=False, hoverinfo="text",
                              hovertext=[f"chapter {c}: {name}<br>{idea}" for c, _, name, idea in STATIONS]))
@@ -115,7 +117,7 @@ def _facts(facts: Any) -> dict[int, str]:
     return out
 
 
-def _wrap(text: str, width: int = 30) -> str:
+def _wrap(text: str, width: int = 26) -> str:
     lines, line = [], ""
     for word in text.split():
         if line and len(line) + 1 + len(word) > width:
@@ -166,8 +168,10 @@ def explain_figure(loop: Loop, precision: str = "INT8", *, title: str | None = N
                                           "%{customdata[2]}-bound here<extra>" + n + "</extra>")
                      for n, y, c in bars])
     fig.update_layout(barmode="group", yaxis=dict(type="log", title="µs per image (log)"),
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))
-    return viz.style(fig, height=420, title=title)
+                      legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
+    viz.style(fig, height=440, title=title)
+    fig.update_layout(margin=dict(t=95), title=dict(y=0.97, yanchor="top"))
+    return fig
 
 
 def warmup_figure(times: Mapping[str, Sequence[float]], *, title: str | None = None) -> Any:
@@ -244,7 +248,9 @@ def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> A
         ks = [k for k in order if p in loops[k].latency]
         fig.add_trace(go.Scatter(x=[loops[k].macs for k in ks], y=[loops[k].latency[p].median * 1e6 for k in ks],
                                  mode="lines+markers+text", name=p, text=ks if i == 0 else None,
-                                 textposition="top left", line=dict(color=viz.PALETTE[i])))
-    fig.update_layout(xaxis=dict(type="log", title="MACs per image (log)"),
+                                 textposition="top center", line=dict(color=viz.PALETTE[i])))
+    macs = [lp.macs for lp in loops.values()]
+    fig.update_layout(xaxis=dict(type="log", title="MACs per image (log)",
+                                 range=[np.log10(min(macs)) - 0.12, np.log10(max(macs)) + 0.12]),
                       yaxis=dict(type="log", title="median latency, µs (log)"))
     return viz.style(fig, height=420, title=title)
