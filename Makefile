@@ -15,13 +15,15 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference
+.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
 	@echo "make test    - set up .venv and run every test (unit, labs, chapters, student edition, book, browser)"
 	@echo "make lab     - open JupyterLab on the labs"
-	@echo "make student - write the student edition of the labs to student/"
+	@echo "make student - rewrite the student edition of the labs in labs/student/ (committed)"
+	@echo "make metadata - write the labs' nbgrader cell metadata (idempotent)"
+	@echo "make grade SUB='submissions/*.ipynb' [CSV=grades.csv] - grade submissions with the instructor's checks"
 	@echo "make bench   - measure the performance goals side by side"
 	@echo "make scalesim-check - run SCALE-Sim 3.0.0 (own venv) and compare systolic.estimate with it"
 
@@ -54,6 +56,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory labs
 	$(MAKE) --no-print-directory chapters
 	$(MAKE) --no-print-directory student-test
+	$(MAKE) --no-print-directory nbgrader-check
 	$(MAKE) --no-print-directory book
 	$(MAKE) --no-print-directory browser-check
 	@echo "make test: all checks passed."
@@ -67,8 +70,27 @@ labs: $(STAMP)
 chapters: $(STAMP)
 	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
 
+# Every test that executes notebooks (marked slow): the student edition runs with only its
+# unfinished exercises failing, the grader scores real submissions, the checkers' notebook tests.
+# (tests/test_nbgrader.py skips here: nbgrader-check runs it with nbgrader installed.)
 student-test: $(STAMP)
 	$(PYTEST) -q tests -m slow
+
+# ---- nbgrader round trip (issue 14) ---------------------------------------------
+# nbgrader 0.9 pins Jupyter server packages, so it lives in a virtual environment
+# of its own, installed once (stamp file, about a minute). The test builds a course
+# directory, runs nbgrader generate_assignment on a lab and nbgrader autograde on
+# submissions, with the notebooks executed by this repository's .venv kernel.
+NBGVENV  := .venv-nbgrader
+NBGSTAMP := $(NBGVENV)/.installed
+
+$(NBGSTAMP):
+	@test -x $(NBGVENV)/bin/python || $(PYTHON) -m venv $(NBGVENV)
+	$(NBGVENV)/bin/python -m pip install --quiet "nbgrader>=0.9,<0.10"
+	@touch $(NBGSTAMP)
+
+nbgrader-check: $(STAMP) $(NBGSTAMP)
+	NBGRADER_VENV=$(CURDIR)/$(NBGVENV) $(PYTEST) -q tests/test_nbgrader.py -m slow
 
 browser-check: $(STAMP)
 	@if [ -x /usr/bin/chromium ]; then \
@@ -125,7 +147,16 @@ lab: $(LABSTAMP)
 	$(BIN)/jupyter lab labs $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 student: $(STAMP)
-	$(PY) -m npukit.teach student labs -o student
+	$(PY) -m npukit.teach student labs -o labs/student
+
+metadata: $(STAMP)
+	$(PY) -m npukit.teach metadata labs
+
+SUB ?=
+CSV ?=
+grade: $(STAMP)
+	@test -n "$(SUB)" || { echo "usage: make grade SUB='submissions/*.ipynb' [CSV=grades.csv]"; exit 2; }
+	$(PY) -m npukit.teach grade $(SUB) $(if $(CSV),--csv $(CSV))
 
 bench: $(STAMP)
 	$(PY) bench/run.py

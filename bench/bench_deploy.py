@@ -6,8 +6,9 @@ compiled with OpenVINO's CPU plugin, LATENCY hint. Each round times every
 model once, in turn, so whatever else the machine is doing slows them alike;
 the table shows the median over rounds and the ratios to FP32 from the same
 rounds, plus each model's first inference against its steady state. The INT8
-model is CameraNet with BatchNorm folded, quantized by ONNX Runtime's
-``quantize_static`` (``npukit.deploy.quantize_qdq``).
+model is CameraNet with BatchNorm folded, written as a QDQ model by chapter 6's
+``npukit.ptq.to_qdq`` (the course's own builder; ONNX Runtime's quantizer,
+``npukit.contract.ort_quantize_qdq``, gives the same kernels).
 
 On CPUs without native BF16 the "bf16" rows run whatever the plugin falls
 back to; the table says which kernels ran.
@@ -27,14 +28,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from npukit import deploy, graphs, measure, rewrites  # noqa: E402
+from npukit import deploy, measure, ptq, rewrites  # noqa: E402
 from npukit.data import shapes_dataset  # noqa: E402
 from npukit.models import CameraNet  # noqa: E402
 
 
 def _variants(net: CameraNet, x: np.ndarray, calibration: np.ndarray) -> dict:
     model = net.to_onnx()
-    qdq = deploy.quantize_qdq(rewrites.fold_batchnorm(model), calibration)
+    qdq = ptq.to_qdq(rewrites.fold_batchnorm(model), calibration)
     return {"FP32": deploy.compile(model, precision="f32"), "BF16": deploy.compile(model, precision="bf16"),
             "INT8": deploy.compile(qdq, precision="f32")}
 

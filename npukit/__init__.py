@@ -11,7 +11,8 @@ data             0. CameraNet's procedurally drawn images
 models           0. CameraNet, the running example, and its ONNX export
 train            0. training and scoring CameraNet
 tensors          1. Tensors are memory
-layouts          2. Layouts
+layouts          2. Layouts: NCHW, NHWC, blocked, im2col, what a conversion costs
+simd             2. … and which axis a kernel vectorizes along in each layout
 graphs           3. Graphs and the roofline: what a graph costs
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
 gemm             4. GEMM and tiling: loop orders, tiles and the DRAM traffic they cause
@@ -21,7 +22,8 @@ accelerator      5. … and the array in a system (networks, peak vs delivered T
 quant            6. Quantization: number formats, the ONNX affine map, choosing scales
 qarith           6. … integer-only arithmetic: int32 sums and requantization
 ptq              6. … post-training quantization: calibrate, write QDQ, run in integers
-deploy           7. Deploying to an NPU
+deploy           7. Deploying to an NPU: devices, compiling, the executed graph, profiles, timing
+contract         7. … and what a device accepts (NPU contract, partitions, lowering, ONNX Runtime)
 capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
@@ -47,8 +49,9 @@ __version__ = "0.1.0"
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
                              6: "ptq", 7: "deploy", 8: "capstone"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "graphs", "rewrites", "gemm", "blas", "systolic", "accelerator",
-               "quant", "qarith", "ptq", "deploy", "capstone", "figures", "teach", "tally", "viz", "measure")
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "rewrites", "gemm", "blas", "systolic",
+               "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "figures", "teach", "tally",
+               "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

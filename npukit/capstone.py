@@ -246,7 +246,7 @@ def _front(net: CameraNet, calibration: np.ndarray, method: str, few: np.ndarray
     """Stages 1-4: export (batch 1), fold, calibrate and quantize, check the contract; each closed by a Check."""
     import onnx
 
-    from . import deploy, ptq, rewrites
+    from . import contract, ptq, rewrites
 
     model = net.to_onnx()
     onnx.checker.check_model(model, full_check=True)
@@ -261,8 +261,8 @@ def _front(net: CameraNet, calibration: np.ndarray, method: str, few: np.ndarray
               float(np.abs(_reference_logits(folded, few) - unfolded).max()), 1e-4),
         Check("quantize", "invalid scales or weight zero points", bad, 0),
         Check("quantize", "int8 weights ≠ QuantizeLinear (onnx.reference)", wrong, 0),
-        Check("contract", "violations of the illustrative NPU contract", len(deploy.check_contract(qdq)), 0),
-        Check("contract", "bytes crossing NPU ↔ CPU per image", deploy.partition(qdq).crossing_bytes, 0)]
+        Check("contract", "violations of the illustrative NPU contract", len(contract.check_contract(qdq)), 0),
+        Check("contract", "bytes crossing NPU ↔ CPU per image", contract.partition(qdq).crossing_bytes, 0)]
 
 
 def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: str = "CPU",

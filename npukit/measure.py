@@ -12,7 +12,8 @@ Used where the book measures: chapter 1, "Tensors are memory"
 chapter 3, "Graphs and the roofline" (chapters/03_graphs.md) and chapter 4,
 "GEMM and tiling" (chapters/04_gemm.md), with :func:`timeit`; every chapter
 from chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), with
-:func:`machine_summary`; lab 3 (labs/03_graphs.ipynb) with :func:`device_report`.
+:func:`machine_summary`; lab 3 (labs/03_graphs.ipynb) with :func:`device_report`,
+which is chapter 7's device choice (chapters/07_deploy.md).
 """
 
 from __future__ import annotations
@@ -198,25 +199,29 @@ def last_level_cache() -> int | None:
 def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:
     """Say which OpenVINO devices this machine has and which one a lab will use.
 
-    Returns the chosen device name (``"NPU"``, ``"GPU"`` or ``"CPU"``) and
-    prints a visible message when it falls back to the CPU. See lab 3
+    A thin wrapper of chapter 7's :func:`npukit.deploy.choose_device`, the
+    course's one device-choice logic: the first of ``preferred`` that
+    OpenVINO lists is used, else the CPU, and a fallback is announced in
+    capitals. Returns the chosen device name. Used by lab 3
     (labs/03_graphs.ipynb) of chapter 3, "Graphs and the roofline"
-    (chapters/03_graphs.md).
+    (chapters/03_graphs.md), and explained in chapter 7, "Deploying to an
+    NPU" (chapters/07_deploy.md).
 
     Parameters
     ----------
     preferred : list or tuple of str
-        Device names to try, in order (at least one, e.g. ``("NPU", "GPU")``).
+        Device names to try, in order (at least one, e.g. ``("NPU", "GPU")``);
+        the CPU is tried last in any case.
 
     Returns
     -------
     str
-        The first preferred device present, else ``"CPU"``.
+        The device OpenVINO will be asked for (``"NPU"``, ``"GPU.0"``, ``"CPU"`` …).
 
     Raises
     ------
     TypeError, ValueError
-        If ``preferred`` is not a non-empty list or tuple of non-empty strings.
+        If ``preferred`` is not a non-empty list or tuple of device names.
 
     Examples
     --------
@@ -224,17 +229,8 @@ def device_report(preferred: Sequence[str] = ("NPU", "GPU")) -> str:
     OpenVINO devices...
     True
     """
-    preferred = _check.sequence(preferred, "preferred", min_length=1)
-    for i, d in enumerate(preferred):
-        if not _check.text(d, f"preferred[{i}]"):
-            raise ValueError(f"preferred[{i}] must be a device name such as 'NPU', got ''")
-    import openvino as ov
+    from . import deploy
 
-    devices = list(ov.Core().available_devices)
-    print(f"OpenVINO devices on this machine: {', '.join(devices) or 'none'}")
-    for d in preferred:
-        if any(x == d or x.startswith(d + ".") for x in devices):
-            print(f"Using {d}.")
-            return d
-    print(f"No {' or '.join(preferred)} found: falling back to the CPU plugin (results are the same, speed differs).")
-    return "CPU"
+    preferred = _check.sequence(preferred, "preferred", min_length=1)
+    order = preferred if "CPU" in preferred else (*preferred, "CPU")
+    return deploy.choose_device(order).device

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import capstone, deploy, measure, ptq, rewrites, tally, teach
+from npukit import capstone, contract, deploy, measure, ptq, rewrites, tally, teach
 from npukit.data import shapes_dataset
 from npukit.figures import capstone as fig
 from npukit.graphs import MachineSpec
@@ -222,7 +222,7 @@ def _bounds(counts, machine):
 def test_reference_solutions_pass(capsys, loop):
     teach.check_export_folded(lambda net: rewrites.fold_batchnorm(net.to_onnx(batch=1)))
     teach.check_qdq(_guarded)
-    teach.check_qdq(lambda f, c: _guarded(f, c) and deploy.quantize_qdq(f, c))      # ONNX Runtime's quantizer too
+    teach.check_qdq(lambda f, c: _guarded(f, c) and contract.ort_quantize_qdq(f, c))      # ONNX Runtime's quantizer too
     teach.check_warm_latency(_warm)
     teach.check_roofline_bounds(_bounds)
     teach.check_variant_prediction(lambda macs_ratio: 1.0, loop, loop)

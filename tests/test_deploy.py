@@ -1,9 +1,11 @@
-"""Tests of npukit.deploy against independent references: the ONNX graph itself, onnx.reference,
-ONNX Runtime, and a fake OpenVINO Core for the NPU-present path (this machine has no NPU)."""
+"""Tests of chapter 7's modules, npukit.deploy and npukit.contract, against independent references: the
+ONNX graph itself, onnx.reference, ONNX Runtime, chapter 6's integer arithmetic, and a fake OpenVINO Core
+for the NPU-present path (this machine has no NPU)."""
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import numpy as np
 import onnx
@@ -12,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx.reference import ReferenceEvaluator
 
-from npukit import deploy
+from npukit import contract, deploy, measure, ptq, qarith
 from npukit.data import shapes_dataset
 from npukit.rewrites import fold_batchnorm
 from npukit.models import CameraNet
@@ -53,12 +55,12 @@ def test_choose_device_prefers_the_npu_when_present(monkeypatch, capsys):
     choice = deploy.choose_device()
     assert choice.device == "NPU" and not choice.fell_back
     out = capsys.readouterr().out
-    assert "Using NPU." in out and "Intel(R) AI Boost" in out and "FALLING BACK" not in out
+    assert "Using NPU." in out and "Intel(R) AI Boost" in out and "falling back" not in out
 
 
 def test_choose_device_falls_back_to_gpu_then_cpu_loudly():
     choice = deploy.choose_device(core=FakeCore(("CPU", "GPU.0")), quiet=True)
-    assert choice.device == "GPU" and choice.fell_back and "NO NPU FOUND" in choice.message
+    assert choice.device == "GPU.0" and choice.fell_back and "NO NPU FOUND" in choice.message
     choice = deploy.choose_device(core=FakeCore(("CPU",)), quiet=True)
     assert choice.device == "CPU" and "NO NPU OR GPU FOUND" in choice.message
 
@@ -73,7 +75,7 @@ def test_choose_device_for_real_on_this_machine(capsys):
     real = ov.Core().available_devices
     choice = deploy.choose_device()
     if "NPU" not in real:
-        assert choice.fell_back and "FALLING BACK" in capsys.readouterr().out
+        assert choice.fell_back and "NO NPU OR GPU FOUND: falling back" in capsys.readouterr().out
         with pytest.raises(RuntimeError, match="require='NPU'"):
             deploy.choose_device(require="NPU")
         with pytest.raises(ValueError, match="not on this machine"):
@@ -110,7 +112,7 @@ def test_cache_dir_loads_from_cache(model, tmp_path):
 
 
 def test_supported_ops_covers_every_onnx_node(model):
-    ops = deploy.supported_ops(model, "CPU")
+    ops = contract.supported_ops(model, "CPU")
     assert {n.name for n in model.graph.node if n.op_type not in ("Flatten", "Gemm")} <= set(ops)  # Gemm becomes MatMul+Add
     assert set(ops.values()) == {"CPU"}
 
@@ -119,20 +121,20 @@ def test_supported_ops_covers_every_onnx_node(model):
 
 
 def test_cameranet_meets_the_illustrative_contract(model):
-    assert deploy.check_contract(model) == []
+    assert contract.check_contract(model) == []
 
 
 def test_contract_names_each_rule(net):
     dyn = net.to_onnx(batch="N")
-    nodes = {v.node for v in deploy.check_contract(dyn) if v.rule == "static_shape"}
+    nodes = {v.node for v in contract.check_contract(dyn) if v.rule == "static_shape"}
     assert nodes == {n.name for n in dyn.graph.node}
-    strict = deploy.NPUProfile("s1", frozenset(n.op_type for n in dyn.graph.node), conv_strides=(1,))
-    bad = deploy.check_contract(net.to_onnx(), strict)
+    strict = contract.NPUProfile("s1", frozenset(n.op_type for n in dyn.graph.node), conv_strides=(1,))
+    bad = contract.check_contract(net.to_onnx(), strict)
     strided = {n.name for n in net.to_onnx().graph.node if n.op_type == "Conv"
                and any(list(a.ints) == [2, 2] for a in n.attribute if a.name == "strides")}
     assert {v.node for v in bad if v.rule == "conv_stride"} == strided
-    rank3 = deploy.NPUProfile("r3", frozenset(n.op_type for n in dyn.graph.node), max_rank=3)
-    assert {v.node for v in deploy.check_contract(net.to_onnx(), rank3)} >= {"stem.conv", "pool"}
+    rank3 = contract.NPUProfile("r3", frozenset(n.op_type for n in dyn.graph.node), max_rank=3)
+    assert {v.node for v in contract.check_contract(net.to_onnx(), rank3)} >= {"stem.conv", "pool"}
 
 
 def _expected_partition(model, missing):
@@ -155,14 +157,14 @@ def _expected_partition(model, missing):
 
 @pytest.mark.parametrize("missing", ["GlobalAveragePool", "Relu", "Gemm", "BatchNormalization"])
 def test_partition_matches_an_independent_walk(model, missing):
-    p = deploy.partition(model, deploy.ILLUSTRATIVE_NPU.without(missing))
+    p = contract.partition(model, contract.ILLUSTRATIVE_NPU.without(missing))
     groups, crossing = _expected_partition(model, {missing})
     assert list(p.subgraphs) == groups
     assert p.crossing_bytes == crossing
 
 
 def test_partition_splits_when_too_many_tensors(model):
-    p = deploy.partition(model, deploy.dataclasses.replace(deploy.ILLUSTRATIVE_NPU, max_tensors=16))
+    p = contract.partition(model, dataclasses.replace(contract.ILLUSTRATIVE_NPU, max_tensors=16))
     assert len(p.subgraphs) > 1 and all(d == "NPU" for d, _ in p.subgraphs)
     assert p.crossing_bytes == 0  # NPU to NPU: no device crossing
     assert sum(len(n) for _, n in p.subgraphs) == len(model.graph.node)
@@ -171,8 +173,8 @@ def test_partition_splits_when_too_many_tensors(model):
 def test_profile_round_trips_through_json():
     import json
 
-    d = json.loads(json.dumps(deploy.ILLUSTRATIVE_NPU.to_dict()))
-    assert deploy.NPUProfile.from_dict(d) == deploy.ILLUSTRATIVE_NPU
+    d = json.loads(json.dumps(contract.ILLUSTRATIVE_NPU.to_dict()))
+    assert contract.NPUProfile.from_dict(d) == contract.ILLUSTRATIVE_NPU
 
 
 # ---- executed graph and profiles -----------------------------------------------------------------
@@ -191,7 +193,7 @@ def test_executed_graph_shows_fusion_and_reorders(model, precision):
 
 
 def test_executed_graph_of_the_qdq_model_runs_int8(model, images):
-    q = deploy.quantize_qdq(fold_batchnorm(model), images)
+    q = ptq.to_qdq(fold_batchnorm(model), images)
     ops = deploy.executed_graph(deploy.compile(q))
     convs = [op for op in ops if op.layer_type == "Convolution"]
     assert convs and all(op.precision.lower() in ("i8", "u8") or "8" in op.precision for op in convs)
@@ -239,7 +241,7 @@ def test_async_pipeline_outputs_and_timestamps(net, model, images, n):
 
 
 def test_host_alignment_guarantees_16_bytes():
-    a = deploy.host_alignment(200)
+    a = contract.host_alignment(200)
     assert a[16] == 1.0 and a[128] <= a[64] <= a[16]
 
 
@@ -250,8 +252,8 @@ def test_host_alignment_guarantees_16_bytes():
 @given(st.sampled_from([(8, 2), (8, 4), (12, 3), (16, 16), (6, 1)]), st.integers(1, 9), st.integers(0, 100))
 def test_groupnorm_decomposition_matches_onnx_reference(cg, size, seed):
     c, g = cg
-    m = deploy.groupnorm_model(c, g, size, seed=seed)
-    d = deploy.decompose_groupnorm(m)
+    m = contract.groupnorm_model(c, g, size, seed=seed)
+    d = contract.decompose_groupnorm(m)
     assert not any(n.op_type == "GroupNormalization" for n in d.graph.node)
     x = np.random.default_rng(seed).standard_normal((1, 3, size, size)).astype(np.float32)
     want = ReferenceEvaluator(m).run(None, {"x": x})[0]
@@ -261,7 +263,7 @@ def test_groupnorm_decomposition_matches_onnx_reference(cg, size, seed):
 
 
 def test_groupnorm_against_numpy():
-    m = deploy.groupnorm_model(8, 2, 5, seed=3)
+    m = contract.groupnorm_model(8, 2, 5, seed=3)
     x = np.random.default_rng(3).standard_normal((1, 3, 5, 5)).astype(np.float32)
     inits = {i.name: onnx.numpy_helper.to_array(i) for i in m.graph.initializer}
     conv_only = onnx.helper.make_model(onnx.helper.make_graph(
@@ -272,12 +274,12 @@ def test_groupnorm_against_numpy():
     g = c.reshape(1, 2, -1)
     n = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(c.shape)
     want = np.maximum(n * inits["gamma"][None, :, None, None] + inits["beta"][None, :, None, None], 0)
-    got = ReferenceEvaluator(deploy.decompose_groupnorm(m)).run(None, {"x": x})[0]
+    got = ReferenceEvaluator(contract.decompose_groupnorm(m)).run(None, {"x": x})[0]
     assert np.allclose(got, want, atol=1e-5)
 
 
 def test_split_model_chain_equals_whole(model, images):
-    parts = deploy.split_model(model, ["block1.pw_relu", "block3.pw_relu"])
+    parts = contract.split_model(model, ["block1.pw_relu", "block3.pw_relu"])
     x = images[:1]
     for p in parts:
         x = ReferenceEvaluator(p).run(None, {p.graph.input[0].name: x})[0]
@@ -286,8 +288,9 @@ def test_split_model_chain_equals_whole(model, images):
 
 
 def test_onnxruntime_and_openvino_agree_float_and_qdq(model, images):
-    for m, tol in ((model, 1e-4), (deploy.quantize_qdq(fold_batchnorm(model), images), 0.05)):
-        s = deploy.ort_session(m)
+    for m, tol in ((model, 1e-4), (ptq.to_qdq(fold_batchnorm(model), images), 0.02),
+                   (contract.ort_quantize_qdq(fold_batchnorm(model), images), 0.02)):
+        s = contract.ort_session(m)
         c = deploy.compile(m, precision="f32")
         for im in images:
             a = s.run(None, {"image": im[None]})[0]
@@ -296,7 +299,77 @@ def test_onnxruntime_and_openvino_agree_float_and_qdq(model, images):
 
 
 def test_qdq_model_keeps_the_prediction(net, model, images):
-    q = deploy.quantize_qdq(fold_batchnorm(model), images)
-    s = deploy.ort_session(q)
+    q = ptq.to_qdq(fold_batchnorm(model), images)
+    s = contract.ort_session(q)
     got = np.concatenate([s.run(None, {"image": im[None]})[0] for im in images])
     assert (got.argmax(1) == net(images).argmax(1)).mean() >= 0.75
+
+
+def test_openvino_runs_chapter_6s_integer_arithmetic(model, images):
+    """The course's QDQ model on OpenVINO gives what chapter 6's integer forward pass computes by hand."""
+    q = ptq.to_qdq(fold_batchnorm(model), images)
+    want = qarith.integer_forward(q, images)
+    c = deploy.compile(q, precision="f32")
+    got = np.concatenate([c(im[None])[0] for im in images])
+    assert np.abs(got - want).max() <= 0.02 * np.abs(want).max()
+    kinds = {op.precision.lower() for op in deploy.executed_graph(c) if op.layer_type == "Convolution"}
+    assert kinds and all("8" in k for k in kinds)
+
+
+def test_ort_quantizer_drops_relus_that_a_uint8_range_makes_redundant(model, images):
+    ours = ptq.to_qdq(fold_batchnorm(model), images)
+    theirs = contract.ort_quantize_qdq(fold_batchnorm(model), images)
+    count = collections.Counter(n.op_type for n in theirs.graph.node)
+    assert collections.Counter(n.op_type for n in ours.graph.node)["Relu"] == 7 and count["Relu"] == 0
+    zero_points = {i.name: onnx.numpy_helper.to_array(i) for i in theirs.graph.initializer}
+    convs_out = [n.input[2] for n in theirs.graph.node if n.op_type == "QuantizeLinear" and
+                 any(m.op_type == "Conv" and n.input[0] in m.output for m in theirs.graph.node)]
+    assert convs_out and all(int(zero_points[z]) == 0 for z in convs_out)    # a u8 range starting at 0
+
+
+# ---- device choice: one logic for the book and the labs ----------------------------------------
+
+
+def test_choose_device_refuses_virtual_devices_and_matches_numbered_gpus():
+    with pytest.raises(ValueError, match=r"preferred\[0\] must name a physical device"):
+        deploy.choose_device(("AUTO:NPU,CPU",), core=FakeCore(), quiet=True)
+    choice = deploy.choose_device(("GPU.1", "GPU", "CPU"), core=FakeCore(("CPU", "GPU.0")), quiet=True)
+    assert choice.device == "GPU.0" and choice.fell_back and "NO GPU.1 FOUND" in choice.message
+    choice = deploy.choose_device(("TPU", "CPU"), core=FakeCore(("CPU",)), quiet=True)
+    assert choice.device == "CPU" and "NO TPU FOUND: falling back to the CPU plugin" in choice.message
+
+
+def test_device_report_is_choose_device(monkeypatch, capsys):
+    import openvino as ov
+
+    monkeypatch.setattr(ov, "Core", FakeCore)
+    assert measure.device_report() == "NPU"
+    monkeypatch.setattr(ov, "Core", lambda: FakeCore(("CPU", "GPU.0")))
+    assert measure.device_report() == "GPU.0"
+    out = capsys.readouterr().out
+    assert "Using NPU." in out and "NO NPU FOUND: falling back to the GPU plugin" in out
+
+
+def test_profile_tags_pooling_by_its_own_intensity(model, images):
+    from npukit.graphs import MachineSpec
+
+    c = deploy.compile(model, profile=True)
+    machine = MachineSpec(1e11, 1e10, "toy", "given", "given")     # ridge at 10 FLOP/byte
+    rows = {r.name: r for r in deploy.profile_layers(c, images[:1], runs=2, model=model, machine=machine)}
+    pool = [r for r in rows.values() if r.layer_type in ("ReduceMean", "Pooling")]
+    assert pool and all("memory-bound" in r.tags for r in pool)    # 0.24 FLOP/byte, not its conv's
+
+
+def test_weight_conversions_are_not_counted_as_per_inference_conversions(model):
+    """In BF16 the plugin converts the biases once, at compile time: those Reorders sit on constants, do not run
+    per inference (no profiling entry), and are not counted; the edge Reorders on activations are."""
+    c = deploy.compile(model, precision="bf16", profile=True)
+    ops = deploy.executed_graph(c)
+    on_weights = [op for op in ops if op.layer_type == "Reorder" and op.on_constants]
+    counted = [op for op in ops if op.converts_precision]
+    assert all(not op.on_constants for op in counted)
+    assert all(op.converts_layout for op in counted if op.layer_type == "Reorder") or not counted
+    r = c.create_infer_request()
+    r.infer(np.zeros((1, 3, 32, 32), np.float32))
+    ran = {p.node_name for p in r.profiling_info}
+    assert not any(op.name in ran for op in on_weights)

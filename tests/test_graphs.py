@@ -292,13 +292,24 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         w = numpy_helper.from_array(np.zeros(w_shape, np.float32), "W")
         return graphs.op_counts(_model([node], [_vi("x", list(x_shape))], [_vi("y", None)], [w]))[0].macs
 
-    teach.check_conv_macs(macs_via_graphs)
-    assert "40 fresh cases agree" in capsys.readouterr().out
+    from npukit.teach import core, graphs as T
+
+    with pytest.raises(AssertionError, match="your function called npukit.graphs"):   # the library is refused
+        teach.check_conv_macs(macs_via_graphs)
+    rng = np.random.default_rng(1)   # ... and the checker's reference agrees with it
+    cases = [((1, 4, int(h), 9), (8, 4 // g, k, k), s, p, d, g) for h, k, s, p, d, g in
+             zip(rng.integers(5, 12, 6), (1, 3, 3, 5, 3, 1), (1, 2, 1, 2, 3, 1), (0, 1, 2, 0, 1, 2), (1, 1, 2, 1, 2, 1),
+                 (1, 2, 4, 1, 2, 4))]
+    core.check("conv MACs", macs_via_graphs, cases, T._macs_by_loops)
+    capsys.readouterr()
 
     def macs_ignoring_group(x_shape, w_shape, stride, pad, dilation, group):
-        return macs_via_graphs(x_shape, w_shape, stride, pad, dilation, group) * group
+        (n, c_in, h, w), (c_out, _, kh, kw) = x_shape, w_shape
+        ho = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
+        wo = (w + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+        return n * c_out * ho * wo * c_in * kh * kw   # every input channel: group times too many
 
-    with pytest.raises(AssertionError, match="conv MACs: wrong answer"):
+    with pytest.raises(AssertionError, match="(?s)conv MACs: wrong answer.*group = .* times too large"):
         teach.check_conv_macs(macs_ignoring_group)
 
     def fold_via_graphs(W, b, gamma, beta, mean, var, eps):
@@ -314,8 +325,16 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         conv = folded.graph.node[0]
         return arrays[conv.input[1]], arrays[conv.input[2]]
 
-    teach.check_fold_bn(fold_via_graphs)
-    assert "12 fresh cases agree" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="your function called npukit.rewrites"):
+        teach.check_fold_bn(fold_via_graphs)
+    W, b, g, B, m, v = (rng.uniform(0.5, 2, s).astype(np.float32) for s in ((4, 3, 3, 3), 4, 4, 4, 4, 4))
+    x = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    w2, b2 = fold_via_graphs(W, b, g, B, m, v, 1e-5)
+    conv = rewrites.run_reference(_model([helper.make_node("Conv", ["x", "W", "b"], ["y"], pads=[1] * 4)],
+                                         [_vi("x", [1, 3, 5, 5])], [_vi("y", None)],
+                                         [numpy_helper.from_array(w2, "W"), numpy_helper.from_array(b2, "b")]),
+                                  {"x": x})[0]
+    np.testing.assert_allclose(conv, T._conv_bn_reference(W, b, g, B, m, v, 1e-5, x, 1), rtol=1e-4, atol=1e-5)
     with pytest.raises(AssertionError, match="fold BN: wrong answer.*b_folded is wrong"):  # bias not scaled
         teach.check_fold_bn(lambda W, b, g, B, m, v, eps: (W * (g / np.sqrt(v + eps))[:, None, None, None], b + B))
     with pytest.raises(AssertionError, match="fold BN: wrong answer.*eps 0.001.*W_folded is wrong"):  # eps forgotten
@@ -324,14 +343,18 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
     with pytest.raises(AssertionError, match="return a pair"):
         teach.check_fold_bn(lambda W, b, g, B, m, v, eps: W)
 
-    teach.check_live_peak(rewrites.live_peak)
-    assert "30 fresh cases agree" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="your function is npukit.rewrites.live_peak itself"):
+        teach.check_live_peak(rewrites.live_peak)
+    core.check("live peak", rewrites.live_peak, [([(64, 3, 3)],), ([(100, 0, 1), (50, 1, 2), (80, 2, 3)],),
+                                                 ([(5, 0, 9), (7, 2, 3), (1, 3, 8)],)], T._peak_by_sweep)
     with pytest.raises(AssertionError, match="live peak: wrong answer"):
         teach.check_live_peak(lambda ts: sum(s for s, _, _ in ts))  # the naive total
 
     spec = lambda f, b, p, bw: graphs.MachineSpec(p, bw, "x", "", "").attainable(f / b)  # noqa: E731
-    teach.check_attainable(spec)
-    assert "40 fresh cases agree" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="your function called npukit.graphs.MachineSpec"):
+        teach.check_attainable(spec)
+    core.check("attainable", spec, [(1e9, 1e8, 1e11, 2e10), (1e9, 1e6, 1e11, 2e10)],
+               lambda f, b, p, bw: f / max(f / p, b / bw))
     with pytest.raises(AssertionError, match="attainable: wrong answer"):
         teach.check_attainable(lambda f, b, p, bw: min(p, bw * b / f))  # intensity upside down
     with pytest.raises(AssertionError, match="compute-bound kernel"):

@@ -9,6 +9,7 @@ cell passed when the lab was last run.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_student_edition_has_no_solutions_and_fails_each_check(lab, tmp_path):
     for i in _tagged(original, "solution"):
         orig, stud = _src(original["cells"][i]), _src(student["cells"][i])
         assert teach.student.BEGIN not in stud and teach.student.END not in stud
-        assert "raise NotImplementedError()" in stud
+        assert "raise NotImplementedError()" in stud or "= ...  # your answer" in stud
         leaked = (_solution_lines(orig) - _outside_lines(orig)) & {l.strip() for l in stud.splitlines()}
         assert not leaked, f"{lab.name} cell {i}: solution lines leaked: {sorted(leaked)}"
     for c in student["cells"]:
@@ -93,15 +94,37 @@ def test_student_edition_has_no_solutions_and_fails_each_check(lab, tmp_path):
     text = json.dumps(student)
     assert teach.student.BEGIN not in text and teach.student.END not in text
 
-    # 2. executing it fails at every check cell
+    # 2. executing it, only the check cells of the unfinished exercises fail, each with one line
     nb = nbformat.reads(out.read_text(encoding="utf-8"), as_version=4)
     client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(lab.parent)}}
+        nb, timeout=60, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(lab.parent)}}
     )
-    client.execute()
-    for i in _tagged(original, "check"):
-        outs = nb.cells[i].outputs
-        errors = [o for o in outs if o.output_type == "error"]
-        assert errors, f"{lab.name} cell {i}: the check passed on the student edition"
-        assert errors[0].ename in {"NotAttempted", "CheckFailed", "NotImplementedError", "AssertionError", "NameError",
-                                   "TypeError"}, errors[0].ename
+    client.execute(stderr=subprocess.DEVNULL)   # a kernel writing warnings to an inherited stderr can stall
+    checks = set(_tagged(original, "check"))
+    failed = {i: o for i, c in enumerate(nb.cells) if c.cell_type == "code" for o in c.outputs if o.output_type == "error"}
+    for i in checks:
+        assert i in failed, f"{lab.name} cell {i}: the check passed on the student edition"
+        assert failed[i].ename == "NotAttempted", f"{lab.name} cell {i}: {failed[i].ename}: {failed[i].evalue}"
+        assert "not attempted yet" in failed[i].evalue and "\n" not in failed[i].evalue.strip()
+    allowed = DEPENDS_ON_LEARNER.get(lab.name, ())
+    unexpected = {i: f"{o.ename}: {o.evalue.splitlines()[0] if o.evalue else ''}" for i, o in failed.items()
+                  if i not in checks and not any(_src(nb.cells[i]).startswith(a) for a in allowed)}
+    assert not unexpected, f"{lab.name}: cells that fail in the student edition but are not check cells: {unexpected}"
+
+
+#: Steps of a lab that call the learner's own function, so they fail in the student edition until the
+#: exercise is done (issue 10 asks that every later step run; these labs' content owners move them to
+#: npukit's functions). Matched by the start of the cell's source, so that new cells do not shift them.
+#: Any other cell that fails, or a check cell that fails otherwise than with "not attempted yet", fails
+#: the test.
+DEPENDS_ON_LEARNER = {
+    "02_layouts.ipynb": ["blocked_images = to_blocked(images, 16)", 'w = net.params["stem.conv.weight"]'],
+    "03_graphs.ipynb": [
+        "def conv_macs(", "def attainable(", "def fold_bn(", "def peak_live_bytes(",   # demo lines after the function
+        "init = {t.name: t for t in model.graph.initializer}", "NPU_PEAK = 45e12",
+        "arrays = {t.name: onnx.numpy_helper.to_array(t)", "fused = rewrites.fuse_conv_add_relu(folded)",
+        'for name, m in [("CameraNet (folded)", folded),', "# NBVAL_IGNORE_OUTPUT\nt = graphs.totals(counts)",
+    ],
+    "04_gemm.ipynb": ["C_tiled = my_tiled_matmul(A, B, (48, 40, 24))", "# NBVAL_IGNORE_OUTPUT\nn = 512",
+                      '# NBVAL_IGNORE_OUTPUT\nratio = gflops["my_tiled_matmul'],
+}

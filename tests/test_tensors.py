@@ -443,3 +443,19 @@ def test_numbers_records_and_errors():
         tally.Context(images=[[0]])
     with pytest.raises(ValueError, match="images must be a 4-D NCHW batch"):
         T.numbers(tally.Context(images=np.zeros((3, 8, 8))))
+
+
+def test_views_slider_figure_one_memory_map_per_case():
+    from npukit import figures
+
+    x = np.arange(12, dtype=np.int16).reshape(3, 4)
+    y = np.arange(6, dtype=np.float64).reshape(2, 3)
+    cases = {"x.T": (x.T, x), "y[:, ::2]": (y[:, ::2], y), "copy": (np.ascontiguousarray(x.T), x)}
+    fig = figures.tensors.views_slider_figure(cases, prefix="case: ")
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == list(cases) and len(fig.data) == 2 * len(cases)
+    assert not fig.layout.updatemenus
+    for k, step in enumerate(steps):
+        assert step.args[0]["visible"] == [i // 2 == k for i in range(len(fig.data))]
+    # each case keeps its own colour range: the last byte offset of its buffer (x: 11 × 2 B, y: 5 × 8 B)
+    assert [s.args[1]["coloraxis.cmax"] for s in steps] == [22, 40, 22]

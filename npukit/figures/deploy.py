@@ -1,7 +1,8 @@
 """Figures of chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
-:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.deploy`.
+:func:`npukit.viz.style`; what they draw is computed by :mod:`npukit.deploy`
+and :mod:`npukit.contract`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import _check, viz
-from ..deploy import ExecutedOp, Job, LayerTime, Partition
+from ..contract import Partition
+from ..deploy import ExecutedOp, Job, LayerTime
 
 __all__ = [
     "executed_graph_figure",
@@ -22,8 +24,10 @@ __all__ = [
 
 
 def _kind(op: ExecutedOp) -> str:
-    if op.layer_type == "Reorder":
-        return "inserted Reorder (layout)" if op.converts_layout else "inserted Reorder (precision)"
+    if op.converts_layout:
+        return "inserted Reorder (layout)"
+    if op.converts_precision:
+        return "inserted conversion (precision)"
     if op.layer_type in ("Input", "Output"):
         return "input / output"
     if op.fused:
@@ -31,7 +35,7 @@ def _kind(op: ExecutedOp) -> str:
     return "single layer"
 
 
-_COLOURS = {"inserted Reorder (layout)": viz.PALETTE[3], "inserted Reorder (precision)": viz.PALETTE[1],
+_COLOURS = {"inserted Reorder (layout)": viz.PALETTE[3], "inserted conversion (precision)": viz.PALETTE[1],
             "fused layers": viz.PALETTE[0], "single layer": viz.PALETTE[5], "input / output": viz.PALETTE[7]}
 
 
@@ -40,6 +44,9 @@ def executed_graph_figure(ops: Sequence[ExecutedOp], *, title: str | None = None
 
     Each box is one executed operation in execution order; hovering shows its
     kernel, precision, layout and the original layers fused into it.
+    Operations on constants only (weight conversions OpenVINO does once, at
+    compile time) and Reshapes (no data moves) are left out. A Reorder that
+    changes both layout and precision is drawn as a layout Reorder.
 
     Examples
     --------
@@ -55,6 +62,7 @@ def executed_graph_figure(ops: Sequence[ExecutedOp], *, title: str | None = None
     for i, op in enumerate(ops):
         if not isinstance(op, ExecutedOp):
             raise TypeError(f"ops[{i}] must be a deploy.ExecutedOp, got {type(op).__name__}")
+    ops = [op for op in ops if not op.on_constants and op.layer_type != "Reshape"] or list(ops)
     fig = go.Figure()
     cols = 8
     xs = [i % cols for i in range(len(ops))]
@@ -84,9 +92,9 @@ def partition_figure(part: Partition, *, title: str | None = None) -> Any:
 
     Examples
     --------
-    >>> from npukit import deploy
+    >>> from npukit import contract
     >>> from npukit.models import CameraNet
-    >>> p = deploy.partition(CameraNet.pretrained().to_onnx(), deploy.ILLUSTRATIVE_NPU.without("Relu"))
+    >>> p = contract.partition(CameraNet.pretrained().to_onnx(), contract.ILLUSTRATIVE_NPU.without("Relu"))
     >>> fig = partition_figure(p)
     >>> len(fig.layout.annotations) == len(p.crossings)
     True
@@ -94,7 +102,7 @@ def partition_figure(part: Partition, *, title: str | None = None) -> Any:
     import plotly.graph_objects as go
 
     if not isinstance(part, Partition):
-        raise TypeError(f"part must be a deploy.Partition, got {type(part).__name__}")
+        raise TypeError(f"part must be a contract.Partition, got {type(part).__name__}")
     fig = go.Figure()
     x = 0
     starts = []

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _check, viz
 from ..layouts import Conversion, onednn_tag, round_up
+from ..simd import LayoutTiming
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -22,6 +23,8 @@ __all__ = [
     "element_order_figure",
     "bandwidth_figure",
     "padding_figure",
+    "layout_timing_figure",
+    "memory_strip_figure",
 ]
 
 
@@ -300,3 +303,133 @@ def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Seq
                                  marker=dict(symbol=("circle", "square", "diamond", "triangle-up")[i % 4], size=7)))
     fig.update_layout(xaxis_title="channels C", yaxis_title="padding / padded tensor", yaxis_tickformat=".0%")
     return viz.style(fig)
+
+
+def layout_timing_figure(timings: Sequence[LayoutTiming], title: str | None = None) -> go.Figure:
+    """Line chart: one operation's time per value in NCHW and in NHWC, tensor by tensor.
+
+    See chapter 2, "Layouts" (chapters/02_layouts.md), and
+    :func:`npukit.simd.measure_layouts`.
+
+    Parameters
+    ----------
+    timings : list or tuple of LayoutTiming
+        At least one, in the order to draw them (e.g. channels growing).
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two traces, ``NCHW`` and ``NHWC``; nanoseconds per value on a log axis.
+
+    Raises
+    ------
+    TypeError
+        If ``timings`` is not a list or tuple of :class:`LayoutTiming`, or
+        ``title`` is neither a string nor None.
+    ValueError
+        If ``timings`` is empty.
+
+    Examples
+    --------
+    >>> t = [LayoutTiming("depthwise", (1, 4, 32, 32), 9e-5, 1e-4), LayoutTiming("depthwise", (1, 64, 8, 8), 1e-4, 5e-5)]
+    >>> [tr.name for tr in layout_timing_figure(t).data]
+    ['NCHW (vectorized along W)', 'NHWC (vectorized along C)']
+    """
+    import plotly.graph_objects as go
+
+    timings = _check.sequence(timings, "timings", min_length=1)
+    for i, t in enumerate(timings):
+        _check.instance(t, f"timings[{i}]", LayoutTiming)
+    title = _check.text(title, "title", optional=True)
+    labels = [f"{t.label}" for t in timings]
+    per = [int(np.prod(t.shape)) for t in timings]
+    fig = go.Figure()
+    for k, (name, attr, colour) in enumerate([("NCHW (vectorized along W)", "nchw_s", viz.PALETTE[0]),
+                                              ("NHWC (vectorized along C)", "nhwc_s", viz.PALETTE[3])]):
+        ns = [getattr(t, attr) / n * 1e9 for t, n in zip(timings, per)]
+        fig.add_trace(go.Scatter(x=labels, y=ns, name=name, mode="lines+markers", line=dict(color=colour),
+                                 marker=dict(symbol=("circle", "square")[k], size=8),
+                                 customdata=[[t.ratio] for t in timings],
+                                 hovertemplate="%{x}: %{y:.2f} ns per value<br>NCHW / NHWC time: "
+                                               "%{customdata[0]:.2f}<extra>" + name.split()[0] + "</extra>"))
+    fig.update_layout(xaxis_title="tensor, C×H×W (channels grow, maps shrink)",
+                      yaxis=dict(title="time per value (ns)", type="log"),
+                      legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))
+    return viz.style(fig, title=title)
+
+
+def memory_strip_figure(layout: str = "NHWC", block: int = 4, channels: int = 6, height: int = 2, width: int = 3,
+                        conversion: Conversion | None = None, row: int = 16) -> go.Figure:
+    """Memory, slot by slot, for one small tensor in one layout, with a measured conversion cost in the title.
+
+    Each slot is colored by the channel stored there and labeled with it;
+    hover shows the element's (c, h, w); grey slots are a blocked layout's
+    zero padding. It is the figure lab 2's live control redraws, and (one per
+    layout, under :func:`npukit.viz.slider_figure`) its static equivalent.
+    See chapter 2, "Layouts" (chapters/02_layouts.md).
+
+    Parameters
+    ----------
+    layout : {"NCHW", "NHWC", "blocked"}
+        ``"blocked"`` is nChw{block}c.
+    block : int
+        Channel block of the blocked layout (≥ 1).
+    channels, height, width : int
+        The small tensor drawn (batch 1); at most 256 slots.
+    conversion : Conversion, optional
+        A measured conversion to this layout, quoted in the title.
+    row : int
+        Slots per line (16 float32 = one 64-byte cache line).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad layout, size or conversion, or more than 256 slots.
+
+    Examples
+    --------
+    >>> fig = memory_strip_figure("blocked", block=4)
+    >>> fig.data[0].text[0][:8].tolist()       # channel of each of the first 8 slots
+    ['0', '1', '2', '3', '0', '1', '2', '3']
+    """
+    import plotly.graph_objects as go
+
+    layout = _check.one_of(layout, "layout", ("NCHW", "NHWC", "blocked"))
+    channels, height, width, block, row = (_check.integer(v, k, minimum=1) for k, v in dict(
+        channels=channels, height=height, width=width, block=block, row=row).items())
+    if conversion is not None:
+        _check.instance(conversion, "conversion", Conversion)
+    orders = _element_orders(channels, height, width, block)
+    name = layout if layout != "blocked" else f"nChw{block}c"
+    offset, slots = orders[name]
+    if slots > 256:
+        raise ValueError(f"channels, height and width give {slots} memory slots; keep them at most 256")
+    c, h, w = (a.ravel() for a in np.meshgrid(np.arange(channels), np.arange(height), np.arange(width), indexing="ij"))
+    lines = -(-slots // row)
+    z = np.full((lines, row), np.nan)
+    text = np.full((lines, row), "", dtype=object)
+    hover = np.full((lines, row), "", dtype=object)
+    for k in range(slots):
+        z[k // row, k % row], hover[k // row, k % row] = -1, f"slot {k}: padding (zero)"
+    for o, ci, hi, wi in zip(offset.ravel(), c, h, w):
+        z[o // row, o % row], text[o // row, o % row] = ci, str(ci)
+        hover[o // row, o % row] = f"slot {o}: c={ci}, h={hi}, w={wi}"
+    cats = [viz.PALETTE[7]] + [viz.PALETTE[i % 7] for i in range(channels)]
+    scale = [[f, col] for i, col in enumerate(cats) for f in (i / len(cats), (i + 1) / len(cats))]
+    fig = go.Figure(go.Heatmap(z=z, text=text, hovertext=hover, hoverinfo="text", texttemplate="%{text}",
+                               colorscale=scale, zmin=-1, zmax=max(channels - 1, 0), showscale=False, xgap=3, ygap=3,
+                               textfont=dict(size=12, color="white"), name=name))
+    tag = onednn_tag("NCHW", block) if layout == "blocked" else onednn_tag(layout)
+    note = f"{name} ({tag}): memory order of a {channels}×{height}×{width} tensor, number = channel"
+    if conversion is not None:
+        note += (f"<br>NCHW→{name} of {'×'.join(map(str, conversion.shape))} {conversion.dtype}: "
+                 f"{conversion.convert_s * 1e6:,.0f} µs, {conversion.slowdown:.1f}× a plain copy")
+    fig.update_layout(xaxis=dict(title=f"slot within a line of {row}", dtick=1),
+                      yaxis=dict(title="line", autorange="reversed", dtick=1, scaleanchor="x"))
+    return viz.style(fig, height=int(180 + 40 * lines), title=note)

@@ -23,6 +23,7 @@ __all__ = [
     "default_views",
     "memory_map_figure",
     "alignment_figure",
+    "views_slider_figure",
 ]
 
 
@@ -304,3 +305,68 @@ def alignment_figure(censuses: Mapping[str, Mapping[int, int]], *, height: int =
     fig.update_xaxes(title_text="largest power of two dividing the address (bytes)", type="category")
     fig.update_yaxes(title_text="share of allocations", tickformat=".0%")
     return style(fig, height=height)
+
+
+def views_slider_figure(cases: Mapping[str, tuple[np.ndarray, np.ndarray]], *, prefix: str = "",
+                        height: int = 480) -> go.Figure:
+    """The memory map of several (view, base) pairs under one slider: a live control's static equivalent.
+
+    Lab 1's live control redraws :func:`memory_map_figure` for the shape,
+    dtype, order and operation a learner picks; a static page cannot run
+    Python, so this figure precomputes one memory map per case and lets a
+    plotly slider switch between them (with each case's own colour range).
+    See chapter 1, "Tensors are memory" (chapters/01_tensors.md), and
+    :func:`npukit.viz.slider_figure`.
+
+    Parameters
+    ----------
+    cases : mapping of str to (numpy.ndarray, numpy.ndarray)
+        ``{label: (array, base)}``, each drawable by :func:`memory_map_figure`
+        with ``base``; an array that is a copy is drawn in a buffer of its own.
+    prefix : str
+        Shown before the slider's current label.
+    height : int
+        Figure height in pixels (≥ 100).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``cases`` is not a non-empty mapping of labels to pairs of arrays,
+        or a pair cannot be drawn (see :func:`memory_map_figure`).
+
+    Examples
+    --------
+    >>> x = np.arange(12, dtype=np.int16).reshape(3, 4)
+    >>> fig = views_slider_figure({"x": (x, x), "x.T": (x.T, x)}, prefix="view: ")
+    >>> len(fig.data), [s.label for s in fig.layout.sliders[0].steps]
+    (4, ['x', 'x.T'])
+    """
+    import plotly.graph_objects as go
+
+    from .. import viz
+
+    if not isinstance(cases, Mapping) or not cases:
+        raise TypeError(f"cases must be a non-empty mapping of label -> (view, base), got {type(cases).__name__}")
+    figs, labels = [], []
+    for label, pair in cases.items():
+        _check.text(label, "each label in cases")
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"cases[{label!r}] must be a pair (view, base), got {type(pair).__name__}")
+        both = memory_map_figure({"base": pair[1], label: pair[0]}, base=pair[1], height=height)
+        only = go.Figure(data=list(both.data[2:4]), layout=both.layout)   # the view's grid and buffer
+        for trace in only.data:
+            trace.visible = True
+        only.update_layout(title_text=both.layout.updatemenus[0].buttons[1].args[1]["title.text"])
+        only.layout.updatemenus = ()
+        figs.append(only)
+        labels.append(label)
+    fig = viz.slider_figure(figs, labels, prefix=prefix, height=height)
+    for step, f in zip(fig.layout.sliders[0].steps, figs):
+        step.args[1]["coloraxis.cmax"] = f.layout.coloraxis.cmax
+    fig.layout.updatemenus = ()
+    fig.update_layout(margin=dict(b=90, t=110))
+    return fig

@@ -12,14 +12,15 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import capstone, core, deploy, gemm, graphs, layouts, quant, student, systolic, tensors
+from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, student, systolic, tensors
 from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
                        check_warm_latency)
 from .core import check
-from .deploy import check_crossing_bytes, check_double_buffered, check_prediction, check_reorder
+from .deploy import check_crossing_bytes, check_double_buffered, check_reorder, check_speedup_prediction
 from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul, check_time_prediction
 from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
+from .predict import check_alignment_prediction, check_conversion_prediction
 from .quant import check_calibration_prediction, check_channel_scales, check_quantize, check_requantize
 from .systolic import check_best_shape, check_fold_cycles, check_utilization_prediction, check_ws_busy
 from .student import make_student_edition, make_student_notebook, strip_solutions
@@ -33,8 +34,13 @@ __all__ = [
     "check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction",
     "check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction",
     "quant", "check_quantize", "check_requantize", "check_channel_scales", "check_calibration_prediction",
-    "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_prediction",
+    "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction",
     "capstone", "check_export_folded", "check_qdq", "check_warm_latency", "check_roofline_bounds",
     "check_variant_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
+    "predict", "check_alignment_prediction", "check_conversion_prediction",
 ]
+
+from . import grade, guard  # noqa: E402  (the grader; the watch and the seal, used by core)
+
+core._seal(globals())  # every check_* above: refuses to run when patched, records its outcome

@@ -1,25 +1,62 @@
-"""Command line: ``python -m npukit.teach student labs -o student/``."""
+"""Command line of the lab tools: ``python -m npukit.teach student|grade|metadata …``.
+
+* ``student labs -o labs/student`` writes the student edition;
+* ``grade SUBMISSION.ipynb … [--csv FILE] [--json] [--seed N]`` grades
+  submissions with the instructor's own checks (:mod:`npukit.teach.grade`);
+* ``metadata labs/ [--check]`` writes (or checks) the labs' nbgrader metadata.
+
+See the instructor guide (chapters/instructor.md).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import pathlib
 import sys
 from typing import Sequence
 
+from . import grade as grading
 from .student import make_student_edition
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m npukit.teach student labs -o student/``."""
+    """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m npukit.teach", description="Lab tools of Tensors on Silicon.")
     sub = parser.add_subparsers(dest="command", required=True)
     st = sub.add_parser("student", help="write the student edition of the labs")
     st.add_argument("src", help="a lab notebook or a folder of them")
     st.add_argument("-o", "--out", default="student", help="output folder (default: student/)")
+    gr = sub.add_parser("grade", help="grade submissions with the instructor's own checks")
+    gr.add_argument("submissions", nargs="+", help="submitted notebooks, or folders of them")
+    gr.add_argument("--labs", default=None, help="the instructor's labs folder (default: the course's labs/)")
+    gr.add_argument("--lab", default=None, help="grade every submission as this lab (e.g. 01_tensors)")
+    gr.add_argument("--csv", default=None, metavar="FILE", help="write one row per submission to FILE")
+    gr.add_argument("--json", action="store_true", help="print the results as JSON")
+    gr.add_argument("--seed", type=int, default=None,
+                    help="the secret grading seed (default: $NPUKIT_GRADE_SEED, else a random one, printed)")
+    gr.add_argument("--timeout", type=float, default=120.0, help="seconds allowed to each cell (default: 120)")
+    gr.add_argument("--keep", default=None, metavar="DIR", help="write the executed grading notebooks to DIR")
+    md = sub.add_parser("metadata", help="write the nbgrader cell metadata of the labs' solution and check cells")
+    md.add_argument("src", help="a lab notebook or a folder of them")
+    md.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
     args = parser.parse_args(argv)
-    written = make_student_edition(args.src, args.out)
-    for p in written:
-        print(f"wrote {p}")
+    if args.command == "student":
+        for p in make_student_edition(args.src, args.out):
+            print(f"wrote {p}")
+        return 0
+    if args.command == "metadata":
+        src = pathlib.Path(args.src)
+        paths = [src] if src.is_file() else sorted(src.glob("*.ipynb"))
+        changes = [c for p in paths for c in grading.set_metadata(p, write=not args.check)]
+        for c in changes:
+            print(("would set " if args.check else "set ") + c)
+        return 1 if (changes and args.check) else 0
+    results = grading.grade(args.submissions, args.labs, seed=args.seed, timeout=args.timeout, keep=args.keep,
+                            lab=args.lab)
+    if args.csv:
+        pathlib.Path(args.csv).write_text(grading.to_csv(results), encoding="utf-8")
+    print(json.dumps(results, indent=1, ensure_ascii=False) if args.json else grading.report(results))
     return 0
 
 

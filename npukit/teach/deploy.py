@@ -1,50 +1,100 @@
 """Checkers for lab 7, "Deploying to an NPU" (labs/07_deploy.ipynb).
 
-Each ``check_*`` calls the learner's function on fresh seeded cases and compares
-it with an independent reference written here; see :mod:`npukit.teach.core`.
+Each ``check_*`` calls the learner's function through
+:func:`npukit.teach.core.learner_call` on fresh cases and compares the answer
+with an independent reference written here (a walk over the chain's edges,
+``numpy.einsum``, each image run alone, a host-and-streams timing model),
+never with :mod:`npukit.contract`, :mod:`npukit.deploy` or
+:mod:`npukit.layouts`, which the learner's function may not call. The
+reference is computed after the learner's function has returned.
+
+The cases are drawn from a large space with a new seed on every call, so a
+table of answers copied from failure messages does not pass the next run. A
+failure names its seed; ``check_…(fn, seed=S)`` draws the same cases again.
 """
 
 from __future__ import annotations
 
+import secrets
+import statistics
 import sys
 from typing import Any, Callable
 
 import numpy as np
 
-from .core import CheckFailed, _rng, check, learner_call
+from .. import _check
+from .core import CheckFailed, learner_call
 
-__all__ = ["check_crossing_bytes", "check_reorder", "check_double_buffered", "check_prediction"]
+__all__ = ["check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction"]
 
 _POOL = ("Conv", "Relu", "Sigmoid", "Add", "Mul", "MaxPool", "HardSwish", "Softmax", "Tanh", "Neg")
 
 
-def _forbidden() -> tuple:
-    from .. import deploy
+def _forbid(*names: str) -> tuple:
+    """npukit's own answers (the named modules) and this checker module."""
+    import importlib
 
-    return (deploy.partition, deploy.check_contract, deploy._shapes, sys.modules[__name__])
+    return (*(importlib.import_module(f"npukit.{n}") for n in names), sys.modules[__name__])
 
 
-def _chain(rng: np.random.Generator) -> tuple[Any, dict]:
-    """A random single-path ONNX model: shape-preserving ops on (1, C, H, W), some with a 2×2 pool."""
+def _rng(seed: Any) -> tuple[np.random.Generator, int]:
+    """A generator for this call's cases: ``seed`` if given, a fresh one otherwise."""
+    seed = secrets.randbits(32) if seed is None else _check.integer(seed, "seed", minimum=0)
+    return np.random.default_rng(seed), seed
+
+
+def _call(name: str, fn: Callable[..., Any], *args: Any, forbid: tuple) -> Any:
+    """:func:`learner_call`, with a forbidden call reported even when the learner's function then fails.
+
+    ``learner_call`` checks what ran only after ``fn`` returns; npukit's own
+    answer often fails on the checker's inputs (other layout letters, a
+    recorded model it cannot use), which would hide the call behind its
+    exception. So the exception is held back until that check is done.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable (your function for {name}), got {type(fn).__name__}")
+    held: list = []
+
+    def guarded(*a: Any) -> Any:
+        try:
+            return fn(*a)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised below, after the forbidden-call check
+            held.append(exc)
+            return None
+
+    result = learner_call(name, guarded, *args, forbid=forbid)
+    if held:
+        raise held[0]
+    return result
+
+
+def _again(name: str, seed: int) -> str:
+    return f"\n  (These cases came from seed {seed}; {name}(your_function, seed={seed}) draws them again.)"
+
+
+# ---- exercise 1: the bytes a partition copies ------------------------------------------------------
+
+
+def _chain(rng: np.random.Generator) -> tuple[Any, list[int]]:
+    """A random chain (each node feeds the next) of float32 operators on (1, C, H, W), and each output's bytes."""
     from onnx import TensorProto, helper, numpy_helper
 
-    c, h = int(rng.integers(1, 9)), int(2 ** rng.integers(2, 5))
+    c, h = int(rng.integers(1, 9)), int(2 ** rng.integers(2, 6))
     shape = [1, c, h, h]
-    nodes, inits, sizes = [], [], {}
+    nodes, inits, sizes = [], [], []
     prev = "x"
     for i in range(int(rng.integers(3, 11))):
-        op = str(rng.choice(_POOL))
-        out = f"t{i}"
+        op, out = str(rng.choice(_POOL)), f"t{i}"
+        if op == "MaxPool" and shape[2] < 2:
+            op = "Relu"
         if op in ("Add", "Mul"):
             inits.append(numpy_helper.from_array(rng.standard_normal(shape[1:]).astype(np.float32), f"k{i}"))
             nodes.append(helper.make_node(op, [prev, f"k{i}"], [out], name=f"{op.lower()}{i}"))
         elif op == "MaxPool":
-            if shape[2] < 2:
-                op = "Relu"
-                nodes.append(helper.make_node(op, [prev], [out], name=f"relu{i}"))
-            else:
-                nodes.append(helper.make_node(op, [prev], [out], name=f"maxpool{i}", kernel_shape=[2, 2], strides=[2, 2]))
-                shape = [1, shape[1], shape[2] // 2, shape[3] // 2]
+            nodes.append(helper.make_node(op, [prev], [out], name=f"maxpool{i}", kernel_shape=[2, 2], strides=[2, 2]))
+            shape = [1, shape[1], shape[2] // 2, shape[3] // 2]
         elif op == "Conv":
             cout = int(rng.integers(1, 9))
             inits.append(numpy_helper.from_array(rng.standard_normal((cout, shape[1], 1, 1)).astype(np.float32), f"w{i}"))
@@ -52,170 +102,233 @@ def _chain(rng: np.random.Generator) -> tuple[Any, dict]:
             shape = [1, cout, shape[2], shape[3]]
         else:
             nodes.append(helper.make_node(op, [prev], [out], name=f"{op.lower()}{i}"))
-        sizes[out] = int(np.prod(shape)) * 4
+        sizes.append(int(np.prod(shape)) * 4)
         prev = out
     graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
                               [helper.make_tensor_value_info(prev, TensorProto.FLOAT, shape)], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), sizes
 
 
-def _crossing_reference(model: Any, ops: frozenset, sizes: dict) -> int:
-    """Walk the chain: every edge whose two ends are on different devices copies its tensor once."""
-    nodes = list(model.graph.node)
-    total = 0
-    for a, b in zip(nodes, nodes[1:]):
-        if (a.op_type in ops) != (b.op_type in ops):
-            total += sizes[a.output[0]]
-    return total
+def _crossings(ops: list[str], npu: frozenset, sizes: list[int]) -> list[tuple[int, int]]:
+    """(index of the producing node, bytes) for each edge whose two ends are on different devices."""
+    return [(i, sizes[i]) for i in range(len(ops) - 1) if (ops[i] in npu) != (ops[i + 1] in npu)]
 
 
-def check_crossing_bytes(fn: Callable[[Any, frozenset], int]) -> None:
+def _crossing_hint(ops: list[str], npu: frozenset, sizes: list[int], got: Any, in_bytes: int) -> str:
+    """Name the typical mistakes that give ``got`` (several when they coincide)."""
+    edges = _crossings(ops, npu, sizes)
+    want = sum(b for _, b in edges)
+    host = in_bytes * (ops[0] in npu) + sizes[-1] * (ops[-1] in npu)
+    hints = []
+    if host and got == want + host:
+        hints.append("the model's own input and output are host I/O, not crossings between devices")
+    if edges and got == want // 4:
+        hints.append("that is the number of elements: a float32 element is 4 bytes")
+    if edges and got == 2 * want:
+        hints.append("each crossing tensor is copied once (a float32 element is 4 bytes, not 8)")
+    if edges and got == sum(sizes[i + 1] for i, _ in edges):
+        hints.append("count the tensor that crosses (the output of the node before the boundary), not the next "
+                     "node's output")
+    if got == sum(sizes[:-1]) != want:
+        hints.append("only edges whose two nodes are on different devices cost a copy, not every edge")
+    if hints:
+        return "; or ".join(hints) + "."
+    if not edges:
+        return "no edge joins an NPU node to a CPU node here, so nothing is copied."
+    i, b = edges[0]
+    return (f"the first crossing is {ops[i]} (node {i}) → {ops[i + 1]} (node {i + 1}): the {b:,}-byte output of "
+            f"node {i} is copied; there are {len(edges)} crossing(s).")
+
+
+def check_crossing_bytes(fn: Callable[[Any, frozenset], int], *, seed: int | None = None) -> None:
     """Check ``fn(model, npu_ops) -> bytes`` copied between NPU and CPU per inference.
 
     ``model`` is a chain (each node feeds the next) of float32 operators;
     nodes whose ``op_type`` is in ``npu_ops`` run on the NPU, the others on
     the CPU. Each tensor passed from a node on one device to a node on the
     other is copied once. The model's input and output (host I/O) do not
-    count. Fresh cases: 12 random chains of 3–10 nodes (Conv, pooling and
-    elementwise operators, so tensor sizes change along the chain) and random
-    operator sets. Reference: a walk over the chain's edges with sizes
-    recorded while the chain was built. ``deploy.partition`` and
-    ``deploy.check_contract`` are refused.
+    count. Fresh cases (a new seed each call unless ``seed`` is given): 12
+    random chains of 3–10 nodes (Conv, pooling and elementwise operators, so
+    tensor sizes change along the chain) and random operator sets.
+    Reference: a walk over the chain's edges with the sizes recorded while
+    the chain was built. Calling :mod:`npukit.contract` or
+    :mod:`npukit.deploy` is refused.
 
     Examples
     --------
-    >>> from npukit import deploy
+    >>> from npukit import contract
     >>> def by_library(model, npu_ops):
-    ...     profile = deploy.NPUProfile("p", frozenset(npu_ops), dtypes=frozenset({"float32"}))
-    ...     return deploy.partition(model, profile).crossing_bytes
+    ...     profile = contract.NPUProfile("p", frozenset(npu_ops), dtypes=frozenset({"float32"}))
+    ...     return contract.partition(model, profile).crossing_bytes
     >>> check_crossing_bytes(by_library)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    npukit.teach.core.CheckFailed: crossing bytes: your function called npukit.deploy.partition...
+    npukit.teach.core.CheckFailed: crossing bytes: your function called npukit.contract...
     """
-    rng = _rng(7101)
-    cases, sizes = [], []
-    for _ in range(12):
-        model, sz = _chain(rng)
-        ops = frozenset(str(o) for o in _POOL if rng.random() < 0.6)
-        cases.append((model, ops))
-        sizes.append(sz)
-    by_id = {id(m): s for (m, _), s in zip(cases, sizes)}
-
-    def learner(model: Any, ops: frozenset) -> Any:
-        got = learner_call("crossing bytes", fn, model, ops, forbid=_forbidden())
-        want = _crossing_reference(model, ops, by_id[id(model)])
-        if not isinstance(got, (int, np.integer)) or int(got) != want:
-            nodes = list(model.graph.node)
-            first = next(((a.name, b.name) for a, b in zip(nodes, nodes[1:]) if (a.op_type in ops) != (b.op_type in ops)),
-                         None)
-            where = (f"the first crossing is {first[0]} → {first[1]} ({by_id[id(model)][nodes[[n.name for n in nodes].index(first[0])].output[0]]} bytes)"
-                     if first else "no edge crosses devices here")
-            raise CheckFailed(f"crossing bytes: for the chain {' → '.join(n.op_type for n in nodes)} with NPU ops "
-                              f"{sorted(ops)}: expected {want} bytes, got {got!r}; {where}.")
-        return int(got)
-
+    rng, seed = _rng(seed)
+    name = "crossing bytes"
     n = 0
-    for model, ops in cases:
-        learner(model, ops)
+    for _ in range(12):
+        model, sizes = _chain(rng)
+        npu = frozenset(str(o) for o in _POOL if rng.random() < 0.6)
+        ops = [node.op_type for node in model.graph.node]
+        got = _call(name, fn, model, npu, forbid=_forbid("contract", "deploy"))
+        want = sum(b for _, b in _crossings(ops, npu, sizes))
+        if isinstance(got, bool) or not isinstance(got, (int, np.integer)) or int(got) != want:
+            in_bytes = 4 * int(np.prod([d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]))
+            hint = _crossing_hint(ops, npu, sizes, got, in_bytes) if isinstance(got, (int, np.integer)) else \
+                "return the number of bytes as an int."
+            raise CheckFailed(f"{name}: for the chain {' → '.join(ops)} with NPU operators {sorted(npu)}: "
+                              f"expected {want} bytes, got {got!r}.\n  Hint: {hint}" + _again("check_crossing_bytes", seed))
         n += 1
-    print(f"✓ crossing bytes: {n} fresh chains agree with the reference.")
+    print(f"✓ {name}: {n} fresh chains agree with the reference.")
 
 
-def check_reorder(fn: Callable[[np.ndarray, str, str], np.ndarray]) -> None:
+# ---- exercise 2: a Reorder ----------------------------------------------------------------------------
+
+
+def _reorder_hint(x: np.ndarray, src: str, dst: str, got: np.ndarray, want: np.ndarray) -> str:
+    inverse = np.transpose(x, [dst.index(c) for c in src]) if src != dst else x
+    if got.shape == inverse.shape and np.array_equal(got, inverse):
+        return ("that is the inverse permutation: output axis k is the input axis named dst[k], so the "
+                "permutation is [src.index(letter) for letter in dst].")
+    if got.size == want.size and np.array_equal(got.ravel(), x.ravel()):
+        return "the bytes are in their old order: reshape only relabels them; transpose moves them."
+    return ""
+
+
+def check_reorder(fn: Callable[[np.ndarray, str, str], np.ndarray], *, seed: int | None = None) -> None:
     """Check ``fn(x, src, dst)``: the data of ``x`` (axes named by ``src``) rewritten in ``dst`` order.
 
     What an OpenVINO ``Reorder`` from ``abcd`` to ``acdb`` does: NCHW data
-    comes out NHWC, as a new C-contiguous array (a real copy, not a view).
-    Fresh cases: 14 tensors of rank 2–5 with random axis orders. Reference:
-    ``numpy.einsum`` with the layout letters as subscripts.
+    comes out NHWC, as a C-contiguous array (a new buffer, not a strided
+    view). Fresh cases (a new seed each call unless ``seed`` is given): 14
+    tensors of rank 2–5 with random axis orders, ``dst`` never equal to
+    ``src``. Reference: ``numpy.einsum`` with the layout letters as
+    subscripts. Calling :mod:`npukit.layouts` (chapter 2's ``convert``) is
+    refused.
 
     Examples
     --------
     >>> check_reorder(lambda x, src, dst: np.ascontiguousarray(np.transpose(x, [src.index(c) for c in dst])))
     ✓ reorder: 14 fresh cases agree with the reference.
     """
-    rng = _rng(7102)
-    cases = []
+    rng, seed = _rng(seed)
+    name = "reorder"
+    n = 0
     for _ in range(14):
         rank = int(rng.integers(2, 6))
-        letters = "abcde"[:rank]
-        src = "".join(rng.permutation(list(letters)))
-        dst = "".join(rng.permutation(list(letters)))
-        shape = tuple(int(d) for d in rng.integers(1, 6, size=rank))
-        cases.append((rng.standard_normal(shape).astype(np.float32), src, dst))
-
-    def reference(x: np.ndarray, src: str, dst: str) -> np.ndarray:
-        return np.einsum(f"{src}->{dst}", x).copy()
-
-    def compare(got: Any, want: np.ndarray) -> bool:
+        letters = list("abcde"[:rank])
+        src = "".join(rng.permutation(letters))
+        dst = src
+        while dst == src:
+            dst = "".join(rng.permutation(letters))
+        x = rng.standard_normal(tuple(int(d) for d in rng.integers(1, 7, size=rank))).astype(np.float32)
+        got = _call(name, fn, x.copy(), src, dst, forbid=_forbid("layouts", "contract", "deploy"))
+        want = np.einsum(f"{src}->{dst}", x).copy()
+        where = f"{name}: for x of shape {x.shape} with src={src!r}, dst={dst!r}"
+        again = _again("check_reorder", seed)
         if not isinstance(got, np.ndarray):
-            raise CheckFailed(f"reorder: expected a numpy array, got {type(got).__name__}")
+            raise CheckFailed(f"{where}: expected a numpy array, got {type(got).__name__}" + again)
         if got.shape != want.shape:
-            raise CheckFailed(f"reorder: expected shape {want.shape}, got {got.shape}")
-        if not got.flags.c_contiguous:
-            raise CheckFailed("reorder: the result must be C-contiguous (a Reorder writes a new buffer); "
-                              "np.transpose alone returns a strided view")
+            hint = _reorder_hint(x, src, dst, got, want) if got.size == want.size else ""
+            raise CheckFailed(f"{where}: expected shape {want.shape}, got {got.shape}. {hint}" + again)
         bad = np.argwhere(got != want)
         if len(bad):
             i = tuple(int(v) for v in bad[0])
-            raise CheckFailed(f"reorder: element {i} is {got[i]:.4g}, expected {want[i]:.4g}")
-        return True
-
-    check("reorder", fn, cases, reference, compare=compare)
-
-
-class _Request:
-    """An infer request that records when it is started, waited on, and whether that was safe."""
-
-    def __init__(self, real: Any, log: list, rid: int) -> None:
-        self._real, self._log, self.rid, self.busy = real, log, rid, False
-
-    def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
-        if self.busy:
-            raise CheckFailed(f"double buffered: request {self.rid} was started again while its previous "
-                              "inference was still running; wait() for it first (its buffers are still in use)")
-        self.busy = True
-        self._log.append(("start", self.rid))
-        self._real.start_async(inputs, userdata) if inputs is not None else self._real.start_async()
-
-    def wait(self) -> None:
-        self._real.wait()
-        if self.busy:
-            self._log.append(("wait", self.rid))
-        self.busy = False
-
-    def wait_for(self, timeout: int) -> bool:
-        done = self._real.wait_for(timeout)
-        if done and self.busy:
-            self._log.append(("wait", self.rid))
-            self.busy = False
-        return done
-
-    def infer(self, *args: Any, **kwargs: Any) -> Any:
-        raise CheckFailed("double buffered: use start_async() and wait(), not the blocking infer()")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+            raise CheckFailed(f"{where}: element {i} is {got[i]:.4g}, expected {want[i]:.4g}. "
+                              f"{_reorder_hint(x, src, dst, got, want)}" + again)
+        if not got.flags.c_contiguous:
+            raise CheckFailed(f"{where}: the values are right but the result is not C-contiguous: a Reorder writes "
+                              "a new buffer; np.transpose alone returns a strided view (np.ascontiguousarray copies)."
+                              + again)
+        n += 1
+    print(f"✓ {name}: {n} fresh cases agree with the reference.")
 
 
-class _Compiled:
-    def __init__(self, real: Any) -> None:
-        self._real, self.log, self.made = real, [], []
-
-    def create_infer_request(self) -> _Request:
-        r = _Request(self._real.create_infer_request(), self.log, len(self.made))
-        self.made.append(r)
-        return r
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise CheckFailed("double buffered: use infer requests (create_infer_request), not compiled(...)")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+# ---- exercise 3: double buffering ------------------------------------------------------------------------
 
 
-def check_double_buffered(fn: Callable[[Any, list], list]) -> None:
+def _recorded_model(real: Any) -> tuple[Any, list, list]:
+    """A compiled model whose infer requests are recorded; only what the exercise needs is offered.
+
+    Everything is defined in here, not at module level: the learner's code runs these methods, and the
+    checker module's own functions are on the forbidden list.
+    """
+    log: list = []
+    made: list = []
+
+    def _recorded(real: Any, log: list, rid: int) -> Any:
+        """An infer request that records when it is started and waited on, and refuses unsafe use."""
+        busy = [False]
+
+        class Request:
+            def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
+                if busy[0]:
+                    raise CheckFailed(f"double buffered: request {rid} was started again while its previous "
+                                      "inference was still running; wait() for it first (its buffers are still in use)")
+                busy[0] = True
+                log.append(("start", rid))
+                real.start_async(inputs, userdata) if inputs is not None else real.start_async()
+
+            def wait(self) -> None:
+                real.wait()
+                if busy[0]:
+                    log.append(("wait", rid))
+                busy[0] = False
+
+            def wait_for(self, timeout: int) -> bool:
+                done = real.wait_for(timeout)
+                if done and busy[0]:
+                    log.append(("wait", rid))
+                    busy[0] = False
+                return done
+
+            def infer(self, *args: Any, **kwargs: Any) -> Any:
+                raise CheckFailed("double buffered: use start_async() and wait(), not the blocking infer()")
+
+            def get_output_tensor(self, *args: Any) -> Any:
+                if busy[0]:
+                    raise CheckFailed(f"double buffered: request {rid} is still running: wait() for it before "
+                                      "reading its output")
+                return real.get_output_tensor(*args)
+
+            def get_input_tensor(self, *args: Any) -> Any:
+                return real.get_input_tensor(*args)
+
+            def get_tensor(self, *args: Any) -> Any:
+                return real.get_tensor(*args)
+
+            def set_input_tensor(self, *args: Any) -> None:
+                real.set_input_tensor(*args)
+
+            @property
+            def busy(self) -> bool:
+                return busy[0]
+
+        return Request()
+
+    class Compiled:
+        inputs, outputs = real.inputs, real.outputs
+
+        def create_infer_request(self) -> Any:
+            r = _recorded(real.create_infer_request(), log, len(made))
+            made.append(r)
+            return r
+
+        def input(self, *args: Any) -> Any:
+            return real.input(*args)
+
+        def output(self, *args: Any) -> Any:
+            return real.output(*args)
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise CheckFailed("double buffered: use infer requests (create_infer_request), not compiled(...)")
+
+    return Compiled(), log, made
+
+
+def check_double_buffered(fn: Callable[[Any, list], list], *, seed: int | None = None) -> None:
     """Check ``fn(compiled, images) -> list of outputs`` runs two infer requests in alternation.
 
     The learner's function gets a compiled model whose requests record every
@@ -223,8 +336,10 @@ def check_double_buffered(fn: Callable[[Any, list], list]) -> None:
     a request that is still running, have both in flight at once at least once
     (the overlap double buffering is for), and return each image's output, in
     order, as its own copy (an output tensor is overwritten by the request's
-    next inference). Fresh cases: 3 runs of 3–9 images on a small random
-    CameraNet. Reference: each image run alone with ``compiled(x)``.
+    next inference). Fresh cases (a new seed each call unless ``seed`` is
+    given): 3 runs of 2–9 images on small random CameraNets. Reference: each
+    image run alone on the real compiled model, after the learner's function
+    returned. Calling :mod:`npukit.deploy` (its ``AsyncPipeline``) is refused.
 
     Examples
     --------
@@ -240,57 +355,156 @@ def check_double_buffered(fn: Callable[[Any, list], list]) -> None:
     from ..deploy import compile as ov_compile
     from ..models import CameraNet
 
-    rng = _rng(7103)
+    rng, seed = _rng(seed)
+    again = _again("check_double_buffered", seed)
     n = 0
-    for k in range(3):
-        net = CameraNet(stem=8, blocks=((16, 2),), seed=int(rng.integers(1000)))
-        compiled = ov_compile(net.to_onnx(), "CPU", precision="f32", hint="THROUGHPUT")
-        images = [im[None] for im in shapes_dataset(int(rng.integers(3, 10)), seed=int(rng.integers(1000)))[0]]
-        want = [compiled(x)[0] for x in images]
-        proxy = _Compiled(compiled)
-        got = learner_call("double buffered", fn, proxy, list(images))
-        if len(proxy.made) != 2:
-            raise CheckFailed(f"double buffered: use exactly two infer requests, you created {len(proxy.made)}")
-        if any(r.busy for r in proxy.made):
+    for _ in range(3):
+        net = CameraNet(stem=8, blocks=((16, 2),), seed=int(rng.integers(1 << 16)))
+        real = ov_compile(net.to_onnx(), "CPU", precision="f32", hint="THROUGHPUT")
+        count = int(rng.integers(2, 10))
+        images = [im[None] for im in shapes_dataset(count, seed=int(rng.integers(1 << 16)))[0]]
+        proxy, log, made = _recorded_model(real)
+        got = _call("double buffered", fn, proxy, [im.copy() for im in images], forbid=_forbid("deploy"))
+        if len(made) != 2:
+            raise CheckFailed(f"double buffered: use exactly two infer requests, you created {len(made)}" + again)
+        if any(r.busy for r in made):
             raise CheckFailed("double buffered: wait() for every request before returning; one was still running")
         in_flight, peak = set(), 0
-        for event, rid in proxy.log:
+        for event, rid in log:
             (in_flight.add if event == "start" else in_flight.discard)(rid)
             peak = max(peak, len(in_flight))
-        if peak < 2 and len(images) > 1:
+        if peak < 2:
             raise CheckFailed("double buffered: the two requests never ran at the same time: start the next "
-                              "image on the other request before waiting for this one")
+                              "image on the other request before waiting for this one" + again)
         if not isinstance(got, (list, tuple)) or len(got) != len(images):
             raise CheckFailed(f"double buffered: expected a list of {len(images)} outputs, got {type(got).__name__}"
-                              + (f" of {len(got)}" if isinstance(got, (list, tuple)) else ""))
+                              + (f" of {len(got)}" if isinstance(got, (list, tuple)) else "") + again)
+        want = [real(x)[0].copy() for x in images]
         for i, (g, w) in enumerate(zip(got, want)):
             g = np.asarray(g)
             if g.shape != w.shape or not np.allclose(g, w, atol=1e-4):
                 same = [j for j in range(len(want)) if g.shape == want[j].shape and np.allclose(g, want[j], atol=1e-4)]
                 hint = (f" (it equals image {same[0]}'s output: copy an output before its request runs again)"
                         if same else "")
-                raise CheckFailed(f"double buffered: the output for image {i} of {len(images)} is wrong{hint}")
+                raise CheckFailed(f"double buffered: the output for image {i} of {len(images)} is wrong{hint}; "
+                                  f"expected {np.array2string(w.ravel()[:4], precision=3)}…, "
+                                  f"got {np.array2string(g.ravel()[:4], precision=3)}…" + again)
         n += 1
     print(f"✓ double buffered: {n} fresh runs agree with the reference, with two requests overlapping.")
 
 
-def check_prediction(name: str, predicted: Any, measured: float, *, rel_tol: float = 0.5, explain: str = "") -> None:
-    """Compare a learner's prediction with this run's measurement, within a relative tolerance.
+# ---- exercise 4: predict a speed-up, then measure it ------------------------------------------------------
+
+
+def _ideal_speedup(streams: int, host_ms: float, infer_ms: float) -> float:
+    """Throughput of two requests over one, for one host thread and ``streams`` parallel inferences.
+
+    One request: fill (host) then infer, one job per ``host + infer``. Two
+    requests: fills still take turns on the one host thread, each request
+    still needs ``host + infer`` per job, and the device runs at most
+    ``min(streams, 2)`` inferences at once; the slowest of the three limits.
+    """
+    period = max(host_ms, (host_ms + infer_ms) / 2, infer_ms / min(streams, 2))
+    return (host_ms + infer_ms) / period
+
+
+def _facts(compiled: Any, runs: Any) -> tuple[int, float, float, float]:
+    """(streams, host ms, inference ms, measured speed-up) from the recorded runs, checked for consistency."""
+    from ..deploy import AsyncPipeline, Job
+
+    if not hasattr(compiled, "get_property"):
+        raise TypeError(f"compiled must be the openvino.CompiledModel the runs used, got {type(compiled).__name__}")
+    if not isinstance(runs, dict) or sorted(runs) != [1, 2]:
+        raise TypeError("runs must be a dict {1: [jobs, …], 2: [jobs, …]} of AsyncPipeline.run results")
+    rates = {}
+    for n, rs in runs.items():
+        if not isinstance(rs, (list, tuple)) or not rs:
+            raise TypeError(f"runs[{n}] must be a non-empty list of AsyncPipeline.run results")
+        for jobs in rs:
+            ok = (isinstance(jobs, (list, tuple)) and jobs and all(isinstance(j, Job) for j in jobs)
+                  and {j.request for j in jobs} == set(range(n)) and [j.job for j in jobs] == list(range(len(jobs)))
+                  and all(0 <= j.fill_start <= j.start < j.end for j in jobs))
+            if not ok:
+                raise CheckFailed(f"speed-up prediction: runs[{n}] is not an unchanged record of AsyncPipeline runs "
+                                  f"with {n} request(s); run the measurement cell again.")
+        rates[n] = statistics.median(AsyncPipeline.throughput(jobs) for jobs in rs)
+    one = [j for jobs in runs[1] for j in jobs]
+    host = statistics.median(j.start - j.fill_start for j in one) * 1e3
+    infer = statistics.median(j.end - j.start for j in one) * 1e3
+    return int(compiled.get_property("NUM_STREAMS")), host, infer, rates[2] / rates[1]
+
+
+def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled: Any, runs: Any, *,
+                             rel_tol: float = 0.5, seed: int | None = None) -> None:
+    """Compare the learner's predicted speed-up of two requests over one with this run's measurement.
+
+    ``fn(streams, host_ms, infer_ms)`` predicts the throughput of two infer
+    requests in flight divided by that of one, from the number of streams of
+    ``compiled`` and, measured with one request, the host's time to fill a
+    request (``host_ms``) and one inference's time (``infer_ms``). ``runs``
+    is ``{1: [jobs, …], 2: [jobs, …]}``, the :class:`npukit.deploy.Job` lists
+    of the lab's AsyncPipeline runs; the checker reads the facts and the
+    measured speed-up from them itself. The prediction for this run passes if
+    it is within ``rel_tol`` of the measurement; the message explains the gap.
+    A prediction must come from the facts, not from the measurement: the same
+    function is then asked about 8 fresh situations (a new seed each call
+    unless ``seed`` is given: one stream with a light host step, several
+    streams with host and inference in balance, a host-bound job, and any
+    mix of 1–4 streams, host steps of 0.05–5 ms and inferences of 0.1–10 ms)
+    and must be within a quarter of the checker's own host-and-streams model
+    there, so no single number passes. Calling :mod:`npukit.deploy` is
+    refused.
 
     Examples
     --------
-    >>> check_prediction("speed-up", 1.8, 2.0)
-    ✓ speed-up: you predicted 1.8, this run measured 2; within 50%.
+    >>> from npukit import deploy
+    >>> from npukit.models import CameraNet
+    >>> c = deploy.compile(CameraNet(stem=8, blocks=((16, 1),)).to_onnx(), hint="THROUGHPUT")
+    >>> x = [np.zeros((1, 3, 32, 32), np.float32)] * 8
+    >>> runs = {n: [deploy.AsyncPipeline(c, n).run(x) for _ in range(2)] for n in (1, 2)}
+    >>> check_speedup_prediction(lambda s, h, t: 1.0, c, runs)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: speed-up prediction: ...
     """
-    if predicted is None or predicted is Ellipsis:
-        from .core import NotAttempted
+    rel_tol = _check.positive(rel_tol, "rel_tol")
+    streams, host, infer, measured = _facts(compiled, runs)
+    name = "speed-up prediction"
 
-        raise NotAttempted(f"{name}: not attempted yet (set your prediction first).")
-    try:
-        p = float(predicted)
-    except (TypeError, ValueError):
-        raise CheckFailed(f"{name}: your prediction must be a number, got {predicted!r}") from None
-    if not np.isfinite(p) or abs(p - measured) > rel_tol * abs(measured):
-        raise CheckFailed(f"{name}: you predicted {p:.3g}, this run measured {measured:.3g} "
-                          f"(more than {rel_tol:.0%} apart). {explain}")
-    print(f"✓ {name}: you predicted {p:.3g}, this run measured {measured:.3g}; within {rel_tol:.0%}.")
+    def predicted(s: int, h: float, t: float) -> float:
+        got = _call(name, fn, s, h, t, forbid=_forbid("deploy", "contract"))
+        if isinstance(got, bool) or not isinstance(got, (int, float, np.number)) or not np.isfinite(got) or got <= 0:
+            raise CheckFailed(f"{name}: return the speed-up as a positive number such as 1.5, got {got!r}")
+        return float(got)
+
+    guess, ideal = predicted(streams, host, infer), _ideal_speedup(streams, host, infer)
+    story = (f"Here: {streams} stream(s); with one request each job is a {host:.3f} ms fill then a {infer:.3f} ms "
+             f"inference. With two, fills take turns on the one host thread while the other request infers, and "
+             f"at most min(streams, 2) inferences run at once: the host-and-streams model gives ×{ideal:.2f}.")
+    if abs(guess - measured) > rel_tol * measured:
+        gap = ("The measurement fell short of the model: callbacks, copies and two inferences sharing memory "
+               "bandwidth cost time the model leaves out." if measured < ideal else
+               "The measurement beat the model: with one request the device idles between jobs longer than the "
+               "host step alone explains.")
+        raise CheckFailed(f"{name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f} (more than "
+                          f"{rel_tol:.0%} apart).\n  {story} {gap}")
+    rng, seed = _rng(seed)
+    for i in range(8):
+        kind = ("one stream, light host", "streams and host in balance", "host-bound", "any")[i % 4]
+        if kind == "one stream, light host":
+            s, h, t = 1, float(rng.uniform(0.05, 0.5)), float(rng.uniform(2, 10))
+        elif kind == "streams and host in balance":
+            s, h = int(rng.integers(2, 5)), float(rng.uniform(0.5, 5))
+            t = float(rng.uniform(h, 2 * h))
+        elif kind == "host-bound":
+            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(2, 5)), float(rng.uniform(0.1, 0.5))
+        else:
+            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(0.05, 5)), float(rng.uniform(0.1, 10))
+        want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
+        if abs(got - want) > 0.25 * want:
+            raise CheckFailed(
+                f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A prediction "
+                "must follow from the facts, not from the measurement: which of the host, the two requests' "
+                "turns and the streams is the bottleneck?" + _again("check_speedup_prediction", seed))
+    print(f"✓ {name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f}; 8 fresh situations agree too.")

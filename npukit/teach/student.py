@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pathlib
 import re
 from typing import Any
@@ -36,12 +37,28 @@ _SOLUTION_RE = re.compile(
 )
 
 
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _stub(m: re.Match) -> str:
+    """``raise NotImplementedError()``; for a top-level block of plain assignments, ``name = ...`` each."""
+    indent = m.group("indent")
+    body = [line for line in m.group(0).splitlines()[1:-1] if line.strip() and not line.lstrip().startswith("#")]
+    names = [a.group(1) for line in body if (a := _ASSIGN.match(line))]
+    if indent == "" and body and len(names) == len(body):
+        return "".join(f"{name} = ...  # your answer\n" for name in dict.fromkeys(names))
+    return f"{indent}raise NotImplementedError()\n"
+
+
 def strip_solutions(source: str) -> str:
     """Replace each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block.
 
     The block, markers included, becomes ``raise NotImplementedError()`` at
-    the indentation of the ``BEGIN`` marker. See the instructor guide
-    (chapters/instructor.md).
+    the indentation of the ``BEGIN`` marker, so a function still to be
+    written raises when called. A block at the top level of a cell made only
+    of assignments (``predicted_drop = 0.15``) becomes ``name = ...`` for
+    each name instead, so the cell runs and its check says "not attempted".
+    See the instructor guide (chapters/instructor.md).
 
     Raises
     ------
@@ -61,7 +78,7 @@ def strip_solutions(source: str) -> str:
     _check.text(source, "source")
     if source.count(BEGIN) != source.count(END):
         raise ValueError("source has unbalanced '### BEGIN SOLUTION' / '### END SOLUTION' markers")
-    out = _SOLUTION_RE.sub(lambda m: f"{m.group('indent')}raise NotImplementedError()\n", source)
+    out = _SOLUTION_RE.sub(_stub, source)
     if BEGIN in out or END in out:
         raise ValueError("source has a '### END SOLUTION' before its '### BEGIN SOLUTION'")
     return out
@@ -86,9 +103,9 @@ def make_student_notebook(nb: dict) -> dict:
     Examples
     --------
     >>> cell = {"cell_type": "code", "metadata": {"tags": ["solution"]}, "outputs": [1],
-    ...         "source": "### BEGIN SOLUTION\\nx = 1\\n### END SOLUTION\\n"}
+    ...         "source": "def f():\\n    ### BEGIN SOLUTION\\n    return 1\\n    ### END SOLUTION\\n"}
     >>> make_student_notebook({"cells": [cell]})["cells"][0]["source"]
-    'raise NotImplementedError()\\n'
+    'def f():\\n    raise NotImplementedError()\\n'
     """
     _check_notebook(nb)
     nb = copy.deepcopy(nb)
@@ -122,7 +139,9 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
     src : path
         A notebook, or a folder whose ``*.ipynb`` files are labs.
     out : path
-        The output folder (created if needed).
+        The output folder (created if needed). When it lies inside the
+        repository (``labs/student/``), relative links in the markdown cells
+        (``../chapters/01_tensors.md``) are rewritten to work from there.
 
     Returns
     -------
@@ -154,11 +173,37 @@ def make_student_edition(src: str | pathlib.Path, out: str | pathlib.Path) -> li
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for p in paths:
-        nb = json.loads(p.read_text(encoding="utf-8"))
         target = out / p.name
-        target.write_text(json.dumps(make_student_notebook(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        target.write_text(student_text(p, out), encoding="utf-8")
         written.append(target)
     return written
+
+
+def student_text(lab: pathlib.Path, out: pathlib.Path) -> str:
+    """The text of ``lab``'s student edition as :func:`make_student_edition` writes it into ``out``."""
+    nb = make_student_notebook(json.loads(lab.read_text(encoding="utf-8")))
+    src, dst = lab.parent.resolve(), out.resolve()
+    if dst != src and dst.is_relative_to(src.parent):
+        for cell in nb["cells"]:
+            if cell.get("cell_type") == "markdown":
+                cell["source"] = _relink(cell["source"], src, dst)
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _relink(markdown: Any, src: pathlib.Path, out: pathlib.Path) -> str:
+    """Rewrite the relative links of a markdown cell written in ``src`` to work from ``out``."""
+    text = "".join(markdown) if isinstance(markdown, list) else markdown
+
+    def fix(m: re.Match) -> str:
+        link = m.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", link, re.I):
+            return m.group(0)
+        return m.group(1) + pathlib.Path(os.path.relpath(src / link, out)).as_posix() + m.group(3)
+
+    return _LINK.sub(fix, text)
 
 
 def _check_notebook(nb: Any) -> None:

@@ -1,16 +1,21 @@
 """Checkers for lab 1, "Tensors are memory" (labs/01_tensors.ipynb).
 
 Each ``check_*`` calls the learner's function on fresh seeded cases and compares
-it with an independent reference; see :mod:`npukit.teach.core`.
+it with an independent reference; see :mod:`npukit.teach.core`. While the
+learner's function runs, :mod:`npukit.tensors` (which implements these
+exercises), this module and the NumPy calls that would answer the question for
+the learner (allocating an array to read its strides, ``np.shares_memory`` in
+a "predict, do not run" exercise) are off limits.
 """
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import _rng, _same, _show, check
+from .core import CheckFailed, _rng, _same, check, learner_call
 
 
 _DTYPES = ("int8", "uint8", "float16", "int16", "float32", "int32", "float64", "int64", "complex128")
@@ -36,11 +41,37 @@ VIEW_OR_COPY_OPS: tuple[str, ...] = (
     "x + 0",
 )
 
+#: What a learner's function may not run in a "predict, do not measure" exercise: running the
+#: expression, building the array and asking NumPy whether memory is shared.
+_MEASURING = (np.shares_memory, np.may_share_memory, np.lib.stride_tricks.as_strided, builtins.eval, builtins.exec,
+              builtins.compile, np.empty, np.zeros, np.ones, np.full, np.ndarray.reshape, np.reshape,
+              np.ascontiguousarray)
+
+
+def _library() -> tuple:
+    from .. import tensors
+
+    return (tensors,)
+
 
 def _batch(rng: np.random.Generator) -> np.ndarray:
     n, c = int(rng.integers(2, 5)), int(rng.integers(3, 5))
     h, w = (int(v) for v in rng.integers(4, 9, size=2))
     return rng.random((n, c, h, w), dtype=np.float32)
+
+
+def _strides_reference(shape: tuple, itemsize: int, order: str) -> tuple:
+    """NumPy's strides of a fresh array of that shape whose elements have that itemsize."""
+    return np.empty(shape, dtype=np.dtype((np.void, itemsize)), order=order).strides
+
+
+def _strides_hint(got: Any, want: tuple, shape: tuple, itemsize: int, order: str) -> str | None:
+    if itemsize > 1 and _same(got, tuple(s // itemsize for s in want), 0, 0):
+        return "these are strides in elements; strides count bytes (multiply by itemsize)."
+    other = "FC"[order == "F"]
+    if _same(got, _strides_reference(shape, itemsize, other), 0, 0):
+        return f"that is the answer for order {other!r}."
+    return None
 
 
 def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
@@ -49,14 +80,23 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
     Fresh cases: 40 shapes with 0–4 axes of length 1–9 (length-1 axes
     included, zero-length axes left out), the itemsizes of common dtypes
     (1–16 bytes), orders "C" and "F" alternately. Reference:
-    ``np.empty(shape, dtype, order=order).strides`` for a dtype of that itemsize.
-    Prints one line on success; raises ``AssertionError`` naming the input
-    otherwise (this holds for every chapter-1 checker).
+    ``np.empty(shape, dtype, order=order).strides`` for a dtype of that
+    itemsize. The learner's function may not allocate an array to read its
+    strides (``np.empty``, ``np.zeros``, ``np.ones``, ``np.full``,
+    ``np.arange``, ``as_strided``) nor call :mod:`npukit.tensors`.
+    Prints one line on success; raises :class:`~npukit.teach.core.CheckFailed`
+    naming the input otherwise (this holds for every chapter-1 checker). A
+    hint is added only for an answer that is exactly strides in elements, or
+    the other order's strides.
 
     Examples
     --------
-    >>> from npukit.tensors import contiguous_strides
-    >>> check_strides(contiguous_strides)
+    >>> def mine(shape, itemsize, order="C"):
+    ...     strides, step = [0] * len(shape), itemsize
+    ...     for k in (reversed(range(len(shape))) if order == "C" else range(len(shape))):
+    ...         strides[k], step = step, step * shape[k]
+    ...     return tuple(strides)
+    >>> check_strides(mine)
     ✓ strides: 40 fresh cases agree with the reference.
     """
     rng = _rng(1101)
@@ -65,29 +105,14 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
         shape = tuple(int(d) for d in rng.integers(1, 10, size=int(rng.integers(0, 5))))
         itemsize = np.dtype(str(rng.choice(_DTYPES))).itemsize
         cases.append((shape, itemsize, "CF"[k % 2]))
-
-    def reference(shape, itemsize, order):
-        return np.empty(shape, dtype=np.dtype((np.void, itemsize)), order=order).strides
-
-    def learner(shape, itemsize, order):
-        got = fn(shape, itemsize, order)
-        want = reference(shape, itemsize, order)
-        if _same(got, want, 0, 0):
-            return want
-        hint = ""
-        if _same(got, tuple(s // itemsize for s in want), 0, 0) and itemsize > 1:
-            hint = " These are strides in elements; strides count bytes (multiply by itemsize)."
-        elif _same(got, reference(shape, itemsize, "FC"[order == "F"]), 0, 0):
-            hint = f" That is the answer for order {'FC'[order == 'F']!r}."
-        raise AssertionError(f"strides: wrong answer for ({shape}, {itemsize}, {order!r}).\n"
-                             f"  expected: {want}\n  got:      {_show(got)}{hint}")
-
-    check("strides", learner, cases, reference)
+    allocate = (np.empty, np.zeros, np.ones, np.full, np.arange, np.empty_like, np.zeros_like, np.ones_like,
+                np.ndarray.reshape, np.lib.stride_tricks.as_strided)
+    check("strides", fn, cases, _strides_reference, hint=_strides_hint, forbid=_library() + allocate)
 
 
-def _actually_a_view(op: str) -> bool:
+def _actually_a_view(op: str, seed: int = 1102) -> bool:
     """Perform ``op`` on three fresh batches; True if the result shares x's memory."""
-    rng = _rng(1102)
+    rng = _rng(seed)
     answers = set()
     for _ in range(3):
         x = _batch(rng)
@@ -98,31 +123,52 @@ def _actually_a_view(op: str) -> bool:
     return answers.pop()
 
 
+_VIEW_RULES = (
+    "Go through them again with chapter 1's rules: an integer index, a slice (any step) and a transpose make "
+    "a view (a new start, shape and strides over the same bytes); a list of indices or a boolean mask is "
+    "fancy indexing and copies; reshape is a view only when the new shape can be walked with strides over the "
+    "same bytes; astype copies unless copy=False and the dtype is unchanged; view(dtype) reads the same bytes "
+    "as another type; arithmetic makes a new array; np.ascontiguousarray copies unless the array already is "
+    "C-contiguous."
+)
+
+
 def check_view_or_copy(fn: Callable[[str], bool]) -> None:
     """Check ``fn(op) -> bool`` predicts whether each operation returns a view.
 
     For every expression in :data:`VIEW_OR_COPY_OPS` the reference performs it
     on three fresh NCHW float32 batches of random sizes and asks
     ``np.shares_memory(x, result)``. A prediction of ``True`` means "a view of
-    ``x``'s memory", ``False`` "a copy".
+    ``x``'s memory", ``False`` "a copy". Predicting is the exercise: the
+    learner's function may not run the expressions (``eval``, ``exec``) nor
+    ask ``np.shares_memory``.
+
+    The answers are yes/no, so a message naming the wrong one would give its
+    answer away (flipping the named answers would pass in a few runs without
+    any reasoning). A failure therefore says only that not every prediction is
+    right, and repeats the rules to apply; a prediction that is not ``True``
+    or ``False`` is named.
 
     Examples
     --------
-    >>> check_view_or_copy(_actually_a_view)
-    ✓ view or copy: 15 fresh cases agree with the reference.
+    >>> check_view_or_copy(lambda op: "[" not in op and "+" not in op)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: view or copy: your predictions are not all right. ...
     """
-
-    def learner(op):
-        got = fn(op)
+    ops = list(VIEW_OR_COPY_OPS)
+    _rng(1103).shuffle(ops)   # the order the learner's function sees them in says nothing either
+    said = {}
+    for op in ops:
+        got = learner_call("view or copy", fn, op, forbid=_library() + _MEASURING)
         if not isinstance(got, (bool, np.bool_)):
-            raise AssertionError(f"view or copy: for {op!r} return True (view) or False (copy), got {got!r}")
-        if bool(got) != _actually_a_view(op):
-            said, truth = ("a view", "a copy") if got else ("a copy", "a view")
-            raise AssertionError(f"view or copy: you predicted {op!r} gives {said}, but NumPy returns {truth}. "
-                                 "Which rule of chapter 1 decides it?")
-        return bool(got)
-
-    check("view or copy", learner, [(op,) for op in VIEW_OR_COPY_OPS], _actually_a_view)
+            raise CheckFailed(f"view or copy: for {op!r} return True (a view) or False (a copy), got {got!r}")
+        said[op] = bool(got)
+    truth = {op: _actually_a_view(op) for op in ops}
+    if said != truth:
+        raise CheckFailed(f"view or copy: your predictions are not all right. The check does not say which: each "
+                          f"is a yes/no question, so naming it would give its answer away. {_VIEW_RULES}")
+    print(f"✓ view or copy: {len(ops)} fresh cases agree with the reference.")
 
 
 def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
@@ -134,15 +180,21 @@ def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
     and the result must be a C-contiguous, writable ``numpy.ndarray`` with
     the asked shape and dtype whose data address is a multiple of
     ``alignment``, that keeps a pattern written into all its elements, and
-    that overlaps none of the earlier results.
+    that overlaps none of the earlier results. :mod:`npukit.tensors` (whose
+    ``aligned_empty`` is this exercise) may not be called.
 
     Examples
     --------
-    >>> from npukit.tensors import aligned_empty
-    >>> check_aligned_empty(aligned_empty)
+    >>> import math
+    >>> def mine(shape, dtype, alignment):
+    ...     dtype = np.dtype(dtype)
+    ...     raw = np.empty(math.prod(shape) * dtype.itemsize + alignment, np.uint8)
+    ...     start = -raw.ctypes.data % alignment
+    ...     return raw[start:start + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+    >>> check_aligned_empty(mine)
     ✓ aligned_empty: 30 fresh cases agree with the reference.
     """
-    rng = _rng(1103)
+    rng = _rng(1104)
     cases = []
     for _ in range(30):
         shape = tuple(int(d) for d in rng.integers(1, 7, size=int(rng.integers(0, 4))))
@@ -154,26 +206,26 @@ def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
 
     def compare(got, want):
         case = f"aligned_empty({want['shape']}, {want['dtype']}, {want['alignment']})"
-        if not isinstance(got, np.ndarray):
-            raise AssertionError(f"{case} returned {type(got).__name__}, not a numpy.ndarray")
+        if type(got) is not np.ndarray:
+            raise CheckFailed(f"{case} returned {type(got).__name__}, not a numpy.ndarray")
         if got.shape != want["shape"] or got.dtype != want["dtype"]:
-            raise AssertionError(f"{case} returned shape {got.shape} dtype {got.dtype}, "
-                                 f"expected shape {want['shape']} dtype {want['dtype']}")
+            raise CheckFailed(f"{case} returned shape {got.shape} dtype {got.dtype}, "
+                              f"expected shape {want['shape']} dtype {want['dtype']}")
         address = got.__array_interface__["data"][0]
         if address % want["alignment"]:
-            raise AssertionError(f"{case}: address % {want['alignment']} = {address % want['alignment']}, not 0")
+            raise CheckFailed(f"{case}: address % {want['alignment']} = {address % want['alignment']}, not 0")
         if not (got.flags.c_contiguous and got.flags.writeable):
-            raise AssertionError(f"{case}: the result must be C-contiguous and writable")
+            raise CheckFailed(f"{case}: the result must be C-contiguous and writable")
         pattern = np.arange(got.size).reshape(got.shape).astype(got.dtype)
         got[...] = pattern
         if any(np.shares_memory(got, k) for k in kept):
-            raise AssertionError(f"{case}: the result overlaps an array returned earlier")
+            raise CheckFailed(f"{case}: the result overlaps an array returned earlier")
         kept.append(got)
         if not np.array_equal(got, pattern):
-            raise AssertionError(f"{case}: values written into the result did not read back")
+            raise CheckFailed(f"{case}: values written into the result did not read back")
         return True
 
-    check("aligned_empty", fn, cases, reference, compare=compare)
+    check("aligned_empty", fn, cases, reference, compare=compare, forbid=_library())
 
 
 def _reshape_cases(rng: np.random.Generator, n: int) -> list[tuple]:
@@ -225,16 +277,23 @@ def check_reshape_view(fn: Callable[[tuple, tuple, tuple], bool]) -> None:
     transposes and step-2 slices, each with a new shape of the same size (two
     neighbouring axes merged, one axis split, flattened, or any factorisation).
     Reference: NumPy itself: build an array with exactly that shape and those
-    strides, reshape it, and ask ``np.shares_memory``.
+    strides, reshape it, and ask ``np.shares_memory``. The learner's function
+    reasons from the three tuples: building the array (``as_strided``) or
+    asking ``np.shares_memory`` is refused.
 
     Examples
     --------
-    >>> check_reshape_view(_reshape_is_view)
-    ✓ reshape without a copy: 60 fresh cases agree with the reference.
+    >>> check_reshape_view(lambda shape, strides, new_shape: True)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: reshape without a copy: wrong answer for input (...).
+      expected False, got True.
     """
-    cases = _reshape_cases(_rng(1104), 60)
+    cases = _reshape_cases(_rng(1105), 60)
 
-    def learner(shape, strides, new_shape):
-        return bool(fn(shape, strides, new_shape))
+    def compare(got, want):
+        if not isinstance(got, (bool, np.bool_)):
+            raise CheckFailed(f"reshape without a copy: return True or False, got {got!r}")
+        return bool(got) == want
 
-    check("reshape without a copy", learner, cases, _reshape_is_view)
+    check("reshape without a copy", fn, cases, _reshape_is_view, compare=compare, forbid=_library() + _MEASURING)

@@ -4,8 +4,10 @@ from badinput import bad
 
 from npukit.figures import layouts as F
 from npukit.layouts import Conversion
+from npukit.simd import LayoutTiming
 
 C = Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 4e-6, 1e-6, 1e-7)
+T = LayoutTiming("depthwise", (1, 64, 8, 8), 1e-4, 5e-5)
 
 CASES = [
     # element_order_figure
@@ -38,4 +40,19 @@ CASES = [
     bad(F.padding_figure, range(1, 4), (8, 16.7), exc=TypeError, names="multiples[1]"),
     bad(F.padding_figure, range(1, 4), (), names="multiples"),
     bad(F.padding_figure, range(1, 4), "16", exc=TypeError, names="multiples"),
+    # layout_timing_figure
+    bad(F.layout_timing_figure, [], names="timings"),
+    bad(F.layout_timing_figure, T, exc=TypeError, names="timings"),
+    bad(F.layout_timing_figure, [T, C], exc=TypeError, names="timings[1]"),
+    bad(F.layout_timing_figure, [T], title=1, exc=TypeError, names="title"),
+    # memory_strip_figure
+    bad(F.memory_strip_figure, "CHWN", names="layout"),
+    bad(F.memory_strip_figure, "blocked", 0, names="block"),
+    bad(F.memory_strip_figure, "blocked", 4.5, exc=TypeError, names="block"),
+    bad(F.memory_strip_figure, "NHWC", 4, 0, names="channels"),
+    bad(F.memory_strip_figure, "NHWC", 4, 6, True, exc=TypeError, names="height"),
+    bad(F.memory_strip_figure, "NHWC", 4, 6, 2, -3, names="width"),
+    bad(F.memory_strip_figure, "NHWC", 4, 6, 2, 3, conversion=T, exc=TypeError, names="conversion"),
+    bad(F.memory_strip_figure, "NHWC", 4, 6, 2, 3, row=0, names="row"),
+    bad(F.memory_strip_figure, "NHWC", 4, 64, 4, 4, names="channels, height and width"),
 ]

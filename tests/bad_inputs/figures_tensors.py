@@ -40,4 +40,13 @@ CASES = [
     bad(F.alignment_figure, {3: {16: 3}}, exc=TypeError, names="label in censuses"),
     bad(F.alignment_figure, {"a": {16: 3}}, height=380.5, exc=TypeError, names="height"),
     bad(F.alignment_figure, {"a": {16: 3}}, height=-1, names="height"),
+    # views_slider_figure
+    bad(F.views_slider_figure, {}, exc=TypeError, names="cases"),
+    bad(F.views_slider_figure, [("x", (X, X))], exc=TypeError, names="cases"),
+    bad(F.views_slider_figure, {"x": X}, exc=TypeError, names="cases['x']"),
+    bad(F.views_slider_figure, {"x": (X, X, X)}, exc=TypeError, names="cases['x']"),
+    bad(F.views_slider_figure, {3: (X, X)}, exc=TypeError, names="label"),
+    bad(F.views_slider_figure, {"x": (np.zeros(100), np.zeros(100))}, names="has 100 elements"),
+    bad(F.views_slider_figure, {"x": (X, X)}, prefix=3, exc=TypeError, names="prefix"),
+    bad(F.views_slider_figure, {"x": (X, X)}, height=10, names="height"),
 ]

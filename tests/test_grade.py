@@ -1,0 +1,237 @@
+"""The grader (``python -m npukit.teach grade``) on real submissions, with exact scores.
+
+Each submission is a copy of lab 1's committed student edition (labs/student/)
+edited the way a student would: nothing done, everything done, some exercises
+done, a check cell replaced, ``teach`` monkeypatched or replaced, the library
+called, a lookup table pasted in. They are graded in one call (one fresh
+kernel each) and the scores are exact. ``make student-test`` runs this file
+(it executes notebooks, so it is marked ``slow``).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from npukit.teach import grade as grading
+from npukit.teach.__main__ import main
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).parent.parent
+LAB = ROOT / "labs" / "01_tensors.ipynb"
+HANDOUT = ROOT / "labs" / "student" / "01_tensors.ipynb"
+SEED = 20260214
+POINTS = {"ex1-strides": 2, "ex1-view-or-copy": 2, "ex1-aligned-empty": 3, "ex1-reshape-view": 3}
+
+
+def _nb(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _cells_by_id(nb: dict) -> dict[str, dict]:
+    return {c["metadata"]["nbgrader"]["grade_id"]: c for c in nb["cells"] if "nbgrader" in c["metadata"]}
+
+
+def _submission(tmp: Path, name: str, solutions: dict[str, str] = (), checks: dict[str, str] = ()) -> Path:
+    """The handout with some solution cells (by grade id) and check cells replaced."""
+    nb = copy.deepcopy(_nb(HANDOUT))
+    cells = _cells_by_id(nb)
+    for gid, src in dict(solutions).items():
+        cells[gid]["source"] = src
+    for gid, src in dict(checks).items():
+        cells[gid]["source"] = src
+    path = tmp / name / "01_tensors.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
+def _instructor(gid: str) -> str:
+    return re.sub(r"(?m)^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", "", "".join(_cells_by_id(_nb(LAB))[gid]["source"]))
+
+
+WRONG_VIEW = "def is_view(op):\n    return '[' not in op          # every indexing a copy: not right\n"
+IN_ELEMENTS = ("def strides_by_hand(shape, itemsize, order='C'):\n"
+               "    out, step = [0] * len(shape), 1\n"
+               "    for k in (reversed(range(len(shape))) if order == 'C' else range(len(shape))):\n"
+               "        out[k], step = step, step * shape[k]\n"
+               "    return tuple(out)                # in elements: wrong\n")
+
+
+def _table_solution() -> str:
+    """reshape_is_view as a lookup table of the lab's own cases (what failure messages would reveal)."""
+    from npukit.teach import core, tensors
+
+    cases = tensors._reshape_cases(core._rng(1105), 60)
+    table = {case: tensors._reshape_is_view(*case) for case in cases}
+    return f"TABLE = {table!r}\n\ndef reshape_is_view(shape, strides, new_shape):\n    return TABLE[(shape, strides, new_shape)]\n"
+
+
+def make_submissions(tmp: Path) -> dict[str, Path]:
+    """The submissions graded below, written into ``tmp``."""
+    everything = {gid: _instructor(gid) for gid in POINTS}
+    subs = {
+        "untouched": HANDOUT,
+        "instructor": LAB,
+        "partial": _submission(tmp, "partial", {"ex1-strides": everything["ex1-strides"], "ex1-view-or-copy": WRONG_VIEW,
+                                                "ex1-aligned-empty": everything["ex1-aligned-empty"]}),
+        "fake check cell": _submission(
+            tmp, "fakecheck", {"ex1-strides": everything["ex1-strides"], "ex1-view-or-copy": WRONG_VIEW},
+            {"check1-view-or-copy": 'print("✓ view or copy: 15 fresh cases agree with the reference.")'}),
+        "patched teach": _submission(tmp, "patched", {
+            "ex1-strides": everything["ex1-strides"],
+            "ex1-view-or-copy": "teach.core._same = lambda *a, **k: True   # every comparison passes\n" + WRONG_VIEW,
+            "ex1-aligned-empty": everything["ex1-aligned-empty"], "ex1-reshape-view": everything["ex1-reshape-view"]}),
+        "patched numpy": _submission(tmp, "patchednumpy", {
+            "ex1-strides": "np.array_equal = lambda *a, **k: True\nnp.allclose = lambda *a, **k: True\n" + IN_ELEMENTS,
+            "ex1-view-or-copy": everything["ex1-view-or-copy"]}),
+        "replaced teach": _submission(tmp, "replaced", {
+            "ex1-strides": everything["ex1-strides"],
+            "ex1-view-or-copy": WRONG_VIEW + "class _Teach:\n    def __getattr__(self, name):\n"
+                                "        return lambda *a: print('✓ fresh cases agree with the reference.')\n"
+                                "teach = _Teach()\n"}),
+        "replaced checker": _submission(tmp, "replacedchecker", {
+            "ex1-strides": everything["ex1-strides"],
+            "ex1-aligned-empty": "teach.check_aligned_empty = lambda fn: print('✓ aligned_empty: 30 fresh cases')\n"
+                                 "def my_aligned_empty(shape, dtype, alignment):\n    return np.empty(shape, dtype)\n",
+            "ex1-reshape-view": everything["ex1-reshape-view"]}),
+        "library": _submission(tmp, "library", {
+            "ex1-strides": "from npukit.tensors import contiguous_strides as strides_by_hand\n",
+            "ex1-view-or-copy": "def is_view(op):\n    x = np.ones((2, 3, 4, 4), np.float32)\n"
+                                "    return bool(np.shares_memory(x, eval(op)))\n",
+            "ex1-aligned-empty": "my_aligned_empty = tensors.aligned_empty\n",
+            "ex1-reshape-view": "reshape_is_view = teach.tensors._reshape_is_view\n"}),
+        "lookup table": _submission(tmp, "table", {"ex1-reshape-view": _table_solution()}),
+    }
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("submissions")
+    subs = make_submissions(tmp)
+    csv_path = tmp / "grades.csv"
+    argv = ["grade"] + [str(p) for p in subs.values()] + ["--seed", str(SEED), "--json", "--csv", str(csv_path),
+                                               "--labs", str(ROOT / "labs")]
+    return subs, argv, csv_path
+
+
+@pytest.fixture(scope="module")
+def results(graded):
+    import contextlib
+
+    subs, argv, csv_path = graded
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return dict(zip(subs, json.loads(out.getvalue()))), csv_path
+
+
+def _statuses(result):
+    return {e["id"]: (e["status"], e["points"]) for e in result["exercises"]}
+
+
+def test_json_schema(results):
+    for r in results[0].values():
+        assert set(r) == {"submission", "lab", "score", "max_score", "exercises"}
+        assert r["lab"] == "01_tensors" and r["max_score"] == 10
+        for e in r["exercises"]:
+            assert set(e) == {"id", "status", "points", "max_points", "message"}
+            assert e["status"] in {"passed", "failed", "not attempted"} and e["max_points"] == POINTS[e["id"]]
+
+
+def test_unmodified_student_edition_scores_zero_and_is_not_attempted(results):
+    r = results[0]["untouched"]
+    assert r["score"] == 0
+    assert {e["status"] for e in r["exercises"]} == {"not attempted"}
+    assert {e["message"] for e in r["exercises"]} == {"not attempted yet"}
+
+
+def test_instructor_edition_scores_full_points(results):
+    assert results[0]["instructor"]["score"] == 10
+    assert {e["status"] for e in results[0]["instructor"]["exercises"]} == {"passed"}
+
+
+def test_partly_solved(results):
+    r = results[0]["partial"]
+    assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
+                            "ex1-aligned-empty": ("passed", 3), "ex1-reshape-view": ("not attempted", 0)}
+    assert r["score"] == 5
+    message = next(e["message"] for e in r["exercises"] if e["id"] == "ex1-view-or-copy")
+    assert message.startswith("view or copy: your predictions are not all right") and "\n" not in message
+
+
+def test_a_faked_check_cell_is_ignored(results):
+    r = results[0]["fake check cell"]
+    assert _statuses(r)["ex1-view-or-copy"] == ("failed", 0)
+    assert r["score"] == 2
+
+
+def test_monkeypatched_teach_fails_from_the_patch_on(results):
+    r = results[0]["patched teach"]
+    assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
+                            "ex1-aligned-empty": ("failed", 0), "ex1-reshape-view": ("failed", 0)}
+    assert r["score"] == 2
+    assert all("npukit.teach.core._same was replaced" in e["message"] for e in r["exercises"][1:])
+
+
+def test_monkeypatched_numpy_fails(results):
+    r = results[0]["patched numpy"]
+    assert r["score"] == 0
+    assert "numpy.allclose was replaced" in r["exercises"][0]["message"] or \
+        "numpy.array_equal was replaced" in r["exercises"][0]["message"]
+
+
+def test_replaced_teach_and_replaced_checker_fail(results):
+    r = results[0]["replaced teach"]
+    assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
+                            "ex1-aligned-empty": ("not attempted", 0), "ex1-reshape-view": ("not attempted", 0)}
+    assert "ran no check" in r["exercises"][1]["message"]
+    r = results[0]["replaced checker"]
+    assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("not attempted", 0),
+                            "ex1-aligned-empty": ("failed", 0), "ex1-reshape-view": ("failed", 0)}
+    assert "npukit.teach.check_aligned_empty was replaced" in r["exercises"][3]["message"]
+
+
+def test_library_answers_fail(results):
+    r = results[0]["library"]
+    assert r["score"] == 0
+    messages = [e["message"] for e in r["exercises"]]
+    assert "npukit.tensors.contiguous_strides" in messages[0]
+    assert "your function called" in messages[1] and any(f in messages[1] for f in ("numpy.ones", "eval",
+                                                                                    "numpy.shares_memory"))
+    assert "npukit.tensors.aligned_empty" in messages[2]
+    assert "npukit.teach.tensors._reshape_is_view" in messages[3]
+
+
+def test_lookup_table_fails_with_the_grading_seed(results):
+    r = results[0]["lookup table"]
+    assert _statuses(r)["ex1-reshape-view"] == ("failed", 0)
+    assert "KeyError" in r["exercises"][3]["message"]
+
+
+def test_csv_has_one_row_per_submission(results):
+    by_name, csv_path = results
+    rows = list(csv.DictReader(io.StringIO(csv_path.read_text(encoding="utf-8"))))
+    assert len(rows) == len(by_name)
+    assert [int(r["score"]) for r in rows] == [r["score"] for r in by_name.values()]
+    assert rows[2]["ex1-aligned-empty"] == "3" and rows[2]["ex1-reshape-view status"] == "not attempted"
+
+
+@pytest.mark.parametrize("lab", sorted(p.name for p in (ROOT / "labs").glob("*.ipynb") if p.name != "01_tensors.ipynb"))
+def test_every_other_lab_grades_its_instructor_edition_full_and_its_handout_zero(lab, tmp_path):
+    results = grading.grade([ROOT / "labs" / lab, ROOT / "labs" / "student" / lab], ROOT / "labs", seed=SEED)
+    full, handout = results
+    # a predict-then-measure check compares the reference prediction with this run's own timing, which a
+    # loaded machine can push outside the tolerance: such a miss must say so, anything else must pass
+    missed = [e for e in full["exercises"] if e["status"] != "passed"
+              and not ("predict" in e["id"] and "measured" in e["message"])]
+    assert not missed and full["max_score"] > 0, missed
+    assert handout["score"] == 0 and {e["status"] for e in handout["exercises"]} == {"not attempted"}

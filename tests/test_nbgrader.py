@@ -1,0 +1,116 @@
+"""nbgrader round trip: generate_assignment on a lab, autograde two submissions, exact scores.
+
+``make nbgrader-check`` runs this file with ``NBGRADER_VENV`` pointing to a
+virtual environment holding nbgrader 0.9 (installed once by the Makefile:
+nbgrader pins Jupyter server packages, so it does not go into ``.venv``).
+The notebooks run in a kernel of this interpreter (``.venv``, with npukit):
+a ``python3`` kernelspec in a ``JUPYTER_PATH`` folder of the test points to it.
+
+The course directory is the one the instructor guide describes
+(chapters/instructor.md, "Grading with nbgrader"): ``source/lab01/``, then
+``release/``, ``submitted/<student>/lab01/``, ``autograded/`` and the
+gradebook ``gradebook.db``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).parent.parent
+LAB = ROOT / "labs" / "01_tensors.ipynb"
+VENV = os.environ.get("NBGRADER_VENV")
+
+
+def _by_id(nb: dict) -> dict[str, dict]:
+    return {c["metadata"]["nbgrader"]["grade_id"]: c for c in nb["cells"] if "nbgrader" in c["metadata"]}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    if not VENV or not (Path(VENV) / "bin" / "nbgrader").exists():
+        pytest.skip("nbgrader is not installed: run `make nbgrader-check` (it installs nbgrader in .venv-nbgrader)")
+    tmp = tmp_path_factory.mktemp("nbgrader")
+    kernels = tmp / "jupyter" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (npukit)", "language": "python"}))
+    root = tmp / "course"
+    (root / "source" / "lab01").mkdir(parents=True)
+    shutil.copy(LAB, root / "source" / "lab01" / LAB.name)
+    # Kernels talk over IPC sockets, not TCP ports: a port picked as free can be
+    # taken by another process before the kernel binds it ("Address already in use").
+    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n'
+                                             'c.KernelManager.transport = "ipc"\n'
+                                             'c.ExecutePreprocessor.startup_timeout = 180\n')
+    env = dict(os.environ, JUPYTER_PATH=str(tmp / "jupyter"), PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}",
+               NPUKIT_GRADE_SEED="4242")
+
+    def nbgrader(*args: str) -> str:
+        done = subprocess.run([f"{VENV}/bin/nbgrader", *args], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    return root, nbgrader
+
+
+def test_generate_assignment_strips_the_solutions(course):
+    root, nbgrader = course
+    nbgrader("generate_assignment", "lab01", "--force")
+    released = json.loads((root / "release" / "lab01" / LAB.name).read_text(encoding="utf-8"))
+    text = json.dumps(released)
+    assert "### BEGIN SOLUTION" not in text and "answers = {" not in text
+    cells = _by_id(released)
+    assert "raise NotImplementedError()" in "".join(cells["ex1-strides"]["source"])
+    assert "".join(cells["check1-strides"]["source"]) == "teach.check_strides(strides_by_hand)"
+
+
+def test_autograde_scores_exactly(course):
+    root, nbgrader = course
+    if not (root / "release").exists():
+        nbgrader("generate_assignment", "lab01", "--force")
+    released = json.loads((root / "release" / "lab01" / LAB.name).read_text(encoding="utf-8"))
+    solutions = {gid: re.sub(r"(?m)^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", "", "".join(c["source"]))
+                 for gid, c in _by_id(json.loads(LAB.read_text(encoding="utf-8"))).items()}
+
+    def submit(student: str, edits: dict[str, str]) -> None:
+        nb = copy.deepcopy(released)
+        cells = _by_id(nb)
+        for gid, src in edits.items():
+            cells[gid]["source"] = src
+        folder = root / "submitted" / student / "lab01"
+        folder.mkdir(parents=True)
+        (folder / LAB.name).write_text(json.dumps(nb), encoding="utf-8")
+        nbgrader("db", "student", "add", student)
+
+    # alice: exercises 1 and 3 solved (2 + 3 points); exercise 2 wrong, its check cell replaced by a fake ✓
+    submit("alice", {"ex1-strides": solutions["ex1-strides"], "ex1-aligned-empty": solutions["ex1-aligned-empty"],
+                     "ex1-view-or-copy": "def is_view(op):\n    return True\n",
+                     "check1-view-or-copy": 'print("✓ view or copy: 15 fresh cases agree with the reference.")'})
+    # bob: everything solved but exercise 2, whose cell patches the checker: only exercise 1 (before it) counts
+    submit("bob", {"ex1-strides": solutions["ex1-strides"],
+                   "ex1-view-or-copy": "teach.core._same = lambda *a, **k: True\ndef is_view(op):\n    return True\n",
+                   "ex1-aligned-empty": solutions["ex1-aligned-empty"],
+                   "ex1-reshape-view": solutions["ex1-reshape-view"]})
+    log = nbgrader("autograde", "lab01", "--force")
+    assert "Attribute 'checksum' for cell check1-view-or-copy has changed" in log   # nbgrader saw the fake
+    nbgrader("export", "--to", str(root / "grades.csv"))
+    rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
+    assert float(rows["alice"]["score"]) == 5.0 and float(rows["alice"]["max_score"]) == 10.0
+    assert float(rows["bob"]["score"]) == 2.0
+    graded = json.loads((root / "autograded" / "bob" / "lab01" / LAB.name).read_text(encoding="utf-8"))
+    outputs = json.dumps(_by_id(graded)["check1-aligned-empty"]["outputs"])
+    assert "npukit.teach.core._same was replaced" in outputs
