@@ -14,6 +14,7 @@ tensors          1. Tensors are memory
 layouts          2. Layouts: NCHW, NHWC, blocked, im2col, what a conversion costs
 simd             2. … and which axis a kernel vectorizes along in each layout
 graphs           3. Graphs and the roofline: what a graph costs
+roofline         3. … measuring the roofline, and measured kernels under it
 rewrites         3. … and what a compiler does to it (fold, fuse, plan memory)
 gemm             4. GEMM and tiling: loop orders, tiles and the DRAM traffic they cause
 blas             4. … measured: from Python loops to BLAS, where a tiled product's time goes
@@ -49,9 +50,9 @@ __version__ = "0.1.0"
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
                              6: "ptq", 7: "deploy", 8: "capstone"}
 
-_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "rewrites", "gemm", "blas", "systolic",
-               "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "figures", "teach", "tally",
-               "viz", "measure")
+_SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
+               "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "figures",
+               "teach", "tally", "viz", "measure")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

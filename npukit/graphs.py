@@ -6,8 +6,9 @@ every node's multiply-accumulates (MACs), the bytes it must read and write, and
 their ratio, the arithmetic intensity. Only two numbers come from the machine:
 its peak arithmetic rate and its memory bandwidth (:class:`MachineSpec`), and
 the roofline ``attainable = min(peak, bandwidth × intensity)`` combines them
-with the graph's counts. What a compiler then does to the graph (folding,
-fusion, memory planning) is in :mod:`npukit.rewrites`.
+with the graph's counts. How those two numbers are measured (and measured
+kernels placed under them) is :mod:`npukit.roofline`; what a compiler then
+does to the graph (folding, fusion, memory planning) is :mod:`npukit.rewrites`.
 
 Counting conventions (used by :func:`op_counts`):
 
@@ -42,8 +43,7 @@ from . import _check
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["OpCount", "MachineSpec", "topological_order", "tensor_shapes", "op_counts", "totals",
-           "measure_machine", "example_chain"]
+__all__ = ["OpCount", "MachineSpec", "topological_order", "tensor_shapes", "op_counts", "totals", "example_chain"]
 
 #: Ops that only relabel a buffer's shape: no arithmetic, no bytes moved.
 VIEW_OPS = frozenset({"Flatten", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Dropout"})
@@ -451,8 +451,9 @@ def totals(counts: Sequence[OpCount]) -> dict[str, float]:
 class MachineSpec:
     """The two numbers of a roofline: peak arithmetic rate and memory bandwidth.
 
-    Measured by :func:`measure_machine`, or copied from a spec sheet (then say
-    so in the ``*_how`` fields and cite it). ``peak_flops`` and ``bandwidth``
+    Measured by :func:`npukit.roofline.measure_machine` (which also records
+    the ``threads`` and the ``copy_bytes`` it used), or copied from a spec
+    sheet (then say so in the ``*_how`` fields and cite it). ``peak_flops`` and ``bandwidth``
     must be finite and > 0. See chapter 3, "Graphs and the roofline"
     (chapters/03_graphs.md).
 
@@ -471,11 +472,16 @@ class MachineSpec:
     cpu: str  #: the processor (or accelerator) name
     peak_how: str  #: how ``peak_flops`` was obtained
     bandwidth_how: str  #: how ``bandwidth`` was obtained
+    threads: int | None = None  #: threads both numbers were measured with (None: a spec sheet)
+    copy_bytes: int | None = None  #: bytes of the array copied to measure ``bandwidth`` (None: a spec sheet)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "peak_flops", _check.positive(self.peak_flops, "peak_flops"))
         object.__setattr__(self, "bandwidth", _check.positive(self.bandwidth, "bandwidth"))
         _record(self, text=("cpu", "peak_how", "bandwidth_how"))
+        for f in ("threads", "copy_bytes"):
+            if getattr(self, f) is not None:
+                object.__setattr__(self, f, _check.integer(getattr(self, f), f, minimum=1))
 
     @property
     def ridge(self) -> float:
@@ -492,73 +498,6 @@ class MachineSpec:
         if np.ndim(intensity) != 0:
             raise TypeError(f"intensity must be one number, got {type(intensity).__name__}")
         return "memory" if _nonnegative(intensity, "intensity") < self.ridge else "compute"
-
-
-def _blas_name() -> str:
-    try:
-        deps = np.show_config(mode="dicts")["Build Dependencies"]
-        return f"{deps['blas']['name']} {deps['blas'].get('version', '')}".strip()
-    except Exception:  # pragma: no cover - depends on the NumPy build
-        return "the BLAS NumPy was built with"
-
-
-def measure_machine(*, repeat: int = 5, n: int = 1024, nbytes: int = 128 * 2**20) -> MachineSpec:
-    """Measure this machine's roofline: float32 matmul rate and copy bandwidth.
-
-    * Peak: ``n×n×n`` float32 ``numpy.matmul`` into a preallocated output,
-      ``2·n³`` FLOPs a call, on all of BLAS's threads: a practical peak, below
-      the vendor's theoretical one.
-    * Bandwidth: ``numpy.copyto`` of ``nbytes`` (much larger than the caches),
-      bytes read plus bytes written, as STREAM's Copy counts them.
-
-    Each is warmed up twice, timed ``repeat`` times, and the median kept
-    (:func:`npukit.measure.timeit`); other programs running lower both. See
-    chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
-
-    Parameters
-    ----------
-    repeat : int
-        Timed repetitions of each measurement (≥ 1).
-    n : int
-        Matrix size for the peak (≥ 64).
-    nbytes : int
-        Bytes of the copied array (≥ 1 MiB); keep it ≥ 4× the last-level cache.
-
-    Returns
-    -------
-    MachineSpec
-        With ``cpu`` (the CPU name) and ``peak_how`` / ``bandwidth_how``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If an argument is not an integer in range.
-
-    Examples
-    --------
-    >>> m = measure_machine(repeat=1, n=128, nbytes=2**20)
-    >>> m.peak_flops > 0 and m.bandwidth > 0 and m.ridge > 0
-    True
-    """
-    from . import measure
-
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    n = _check.integer(n, "n", minimum=64)
-    nbytes = _check.integer(nbytes, "nbytes", minimum=2**20)
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
-    c = np.empty((n, n), dtype=np.float32)
-    t_mm = measure.timeit(lambda: np.matmul(a, b, out=c), repeat=repeat, warmup=2)
-    del a, b, c
-    src = np.ones(nbytes // 4, dtype=np.float32)
-    dst = np.empty_like(src)
-    t_cp = measure.timeit(lambda: np.copyto(dst, src), repeat=repeat, warmup=2)
-    moved = 2 * src.nbytes
-    del src, dst
-    how = f"median of {repeat} %s, after 2 warm-up calls"
-    return MachineSpec(2 * n**3 / t_mm, moved / t_cp, measure.cpu_name(),
-                       how % f"float32 {n}×{n}×{n} numpy.matmul calls ({_blas_name()}), 2·n³ FLOP each",
-                       how % f"numpy.copyto calls on a {nbytes / 2**20:.0f} MiB float32 array, bytes read + written")
 
 
 # ---- an example model -----------------------------------------------------------------------
@@ -649,3 +588,12 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="npukit.graphs")
+
+
+def __getattr__(name: str) -> Any:
+    """``graphs.measure_machine`` is :func:`npukit.roofline.measure_machine` (it moved there with its helpers)."""
+    if name == "measure_machine":
+        from .roofline import measure_machine
+
+        return measure_machine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ than one buffer per tensor. Each claim is checked by running the rewritten
 model (:func:`run_reference`) against the original. What the graph costs
 before and after is counted by :mod:`npukit.graphs`.
 
-See chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+See chapter 3b, "Rewriting the graph" (chapters/03b_rewrites.md).
 
 onnx is imported inside the functions that need it.
 """
@@ -163,8 +163,8 @@ def fold_batchnorm(model: onnx.ModelProto) -> onnx.ModelProto:
     the weights' dtype). A BatchNormalization that cannot be folded (its input
     is a graph input, or a tensor other nodes also read) becomes a per-channel
     ``Mul`` and ``Add``. The Conv keeps its name; its ``doc_string`` records
-    which BatchNormalization it absorbed. See chapter 3, "Graphs and the
-    roofline" (chapters/03_graphs.md).
+    which BatchNormalization it absorbed. See chapter 3b, "Rewriting the
+    graph" (chapters/03b_rewrites.md).
 
     Parameters
     ----------
@@ -230,7 +230,7 @@ def fold_batchnorm(model: onnx.ModelProto) -> onnx.ModelProto:
 class Fusion:
     """One fused chain: its nodes, the tensors that no longer reach DRAM, the bytes saved.
 
-    See chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+    See chapter 3b, "Rewriting the graph" (chapters/03b_rewrites.md).
     """
 
     nodes: tuple[str, ...]
@@ -306,8 +306,8 @@ def fuse_conv_add_relu(model: onnx.ModelProto) -> FusionResult:
     fused node (domain ``npukit``) computes ``act(conv(X, W, B) + Z)``; it
     passes ``onnx.checker``, and :func:`run_reference` runs it. Run
     :func:`fold_batchnorm` first: a BatchNormalization between the Conv and
-    the Add hides the pattern. See chapter 3, "Graphs and the roofline"
-    (chapters/03_graphs.md).
+    the Add hides the pattern. See chapter 3b, "Rewriting the graph"
+    (chapters/03b_rewrites.md).
 
     Parameters
     ----------
@@ -431,8 +431,8 @@ def run_reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list
     """Run ``model`` with ``onnx.reference.ReferenceEvaluator``, ``npukit.FusedConv`` nodes included.
 
     The check every rewrite here must pass: run the rewritten model and the
-    original on the same inputs and compare. See chapter 3, "Graphs and the
-    roofline" (chapters/03_graphs.md).
+    original on the same inputs and compare. See chapter 3b, "Rewriting the
+    graph" (chapters/03b_rewrites.md).
 
     Parameters
     ----------
@@ -480,8 +480,8 @@ class Buffer:
     """Where one intermediate tensor lives: bytes ``[offset, offset + size)`` of the arena.
 
     From node ``first`` (its producer) to node ``last`` (its last reader),
-    both inclusive, as indices into the plan's ``order``. See chapter 3,
-    "Graphs and the roofline" (chapters/03_graphs.md).
+    both inclusive, as indices into the plan's ``order``. See chapter 3b,
+    "Rewriting the graph" (chapters/03b_rewrites.md).
     """
 
     tensor: str
@@ -538,7 +538,7 @@ def live_peak(intervals: Iterable[tuple[int, int, int]]) -> int:
     A sweep over interval ends: at each step add the tensors born there, take
     the maximum, then remove those whose last use it was. This is a lower
     bound for any memory plan of these tensors (without in-place reuse). See
-    chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+    chapter 3b, "Rewriting the graph" (chapters/03b_rewrites.md).
 
     Parameters
     ----------
@@ -622,7 +622,7 @@ def plan_memory(model: onnx.ModelProto, *, alignment: int = 64) -> MemoryPlan:
     Two tensors live at the same node never share a byte, and the arena is
     never larger than one aligned buffer per tensor (``naive_bytes``). A
     node's output never reuses its own input's bytes (no in-place ops). See
-    chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+    chapter 3b, "Rewriting the graph" (chapters/03b_rewrites.md).
 
     Parameters
     ----------
@@ -676,8 +676,8 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     """Chapter 3's rows of the "numbers so far" table: CameraNet's graph, folding, memory and roofline.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.model`` and
-    ``ctx.machine`` (measured on first use). See chapter 3, "Graphs and the
-    roofline" (chapters/03_graphs.md).
+    ``ctx.machine`` (measured on first use). See chapter 3b, "Rewriting the
+    graph" (chapters/03b_rewrites.md).
 
     Examples
     --------
@@ -707,5 +707,6 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
                   f"plan_memory on the folded graph ({plan.alignment}-byte aligned offsets)"),
         tally.Row(3, "this machine's roofline",
                   f"{machine.peak_flops / 1e9:.0f} GFLOP/s, {machine.bandwidth / 1e9:.1f} GB/s",
-                  f"measure_machine on {machine.cpu}: float32 matmul and a large copy"),
+                  f"roofline.measure_machine on {machine.cpu}: float32 matmul and a large copy"
+                  + (f", both on {machine.threads} threads" if machine.threads else "")),
     ]

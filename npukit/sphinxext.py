@@ -111,22 +111,29 @@ def _number_exercises_per_chapter(app: Any, env: Any) -> list[str]:
     Sphinx numbers enumerable nodes across the whole book when the table of
     contents is not numbered (this book numbers its chapters in their titles,
     from 0). Runs after Sphinx assigned its numbers and renumbers each chapter's
-    exercises in document order as ``(chapter, k)``.
+    exercises in document order as ``(chapter, k)``. A chapter may span pages
+    named with a letter after its number (``chapters/03_graphs.md``,
+    ``chapters/03b_rewrites.md``): their exercises continue one numbering, in
+    the order of the pages' names.
     """
     import re
 
     changed = []
+    pages: dict[int, list[str]] = {}
     for docname, numbers in env.toc_fignumbers.items():
-        m = re.match(r"chapters/(\d+)_", docname)
-        ex = numbers.get("exercise")
-        if not m or not ex:
-            continue
-        chapter = int(m.group(1))
-        order = sorted(ex, key=lambda ident: ex[ident])
-        renumbered = {ident: (chapter, k) for k, ident in enumerate(order, start=1)}
-        if renumbered != ex:
-            numbers["exercise"] = renumbered
-            changed.append(docname)
+        m = re.match(r"chapters/(\d+)[a-z]?_", docname)
+        if m and numbers.get("exercise"):
+            pages.setdefault(int(m.group(1)), []).append(docname)
+    for chapter, docnames in pages.items():
+        k = 0
+        for docname in sorted(docnames):
+            ex = env.toc_fignumbers[docname]["exercise"]
+            order = sorted(ex, key=lambda ident: ex[ident])
+            renumbered = {ident: (chapter, k + j) for j, ident in enumerate(order, start=1)}
+            k += len(order)
+            if renumbered != ex:
+                env.toc_fignumbers[docname]["exercise"] = renumbered
+                changed.append(docname)
     return changed
 
 

@@ -8,7 +8,7 @@ and :mod:`npukit.rewrites`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "graph_figure",
     "roofline_figure",
+    "bandwidth_figure",
     "lifetime_figure",
 ]
 
@@ -176,15 +177,17 @@ def graph_figure(model: onnx.ModelProto, *, title: str | None = None) -> go.Figu
 # ---- the roofline -------------------------------------------------------------------------
 
 
-def _extra_points(extra: Any) -> list[dict]:
-    """Check ``extra``: dicts with a str ``name``, a positive ``intensity`` and maybe a positive ``achieved``."""
+def _extra_points(extra: Any, name: str = "extra", need_achieved: bool = False) -> list[dict]:
+    """Check points: dicts with a str ``name``, a positive ``intensity`` and a positive ``achieved``
+    (required if ``need_achieved``, else optional)."""
     out = []
-    for i, e in enumerate(_check.sequence(extra, "extra")):
-        what = f"extra[{i}] must be a dict with 'name' and a positive 'intensity' (and optionally 'achieved')"
+    for i, e in enumerate(_check.sequence(extra, name)):
+        what = (f"{name}[{i}] must be a dict with 'name', a positive 'intensity' and "
+                + ("a positive 'achieved'" if need_achieved else "optionally 'achieved'"))
         if not isinstance(e, dict):
             raise TypeError(f"{what}, got {type(e).__name__}")
         unknown = set(e) - {"name", "intensity", "achieved"}
-        if unknown or not isinstance(e.get("name"), str) or "intensity" not in e:
+        if unknown or not isinstance(e.get("name"), str) or "intensity" not in e or (need_achieved and "achieved" not in e):
             raise ValueError(f"{what}, got {e!r}" + (f" (unknown keys {sorted(map(str, unknown))})" if unknown else ""))
         try:
             point = {k: _check.positive(e[k], k) for k in ("intensity", "achieved") if k in e}
@@ -194,10 +197,9 @@ def _extra_points(extra: Any) -> list[dict]:
     return out
 
 
-def _roofline_axes(fig: go.Figure, machine: MachineSpec, lo: float, hi: float, ys: list[float], g: float,
+def _roofline_axes(fig: go.Figure, machine: MachineSpec, lo: float, hi: float, y_lo: float, y_hi: float, g: float,
                    unit: str, rate: str) -> None:
-    """Log axes from ``lo`` to ``hi``, the ridge line, and the machine's label."""
-    y_lo = float(machine.attainable(lo)) / g / 2
+    """Log axes over [lo, hi] × [y_lo, y_hi], the ridge line, and the machine's label."""
     fig.add_vline(x=machine.ridge, line=dict(color="#999", dash="dot"))
     fig.add_annotation(x=math.log10(machine.ridge), y=math.log10(machine.peak_flops / g), yshift=16,
                        text=f"ridge {machine.ridge:.3g} {unit}/byte", showarrow=False, font=dict(size=12))
@@ -208,7 +210,7 @@ def _roofline_axes(fig: go.Figure, machine: MachineSpec, lo: float, hi: float, y
     fig.update_xaxes(type="log", title=f"arithmetic intensity ({unit}/byte)", range=[math.log10(lo), math.log10(hi)],
                      dtick=1)
     fig.update_yaxes(type="log", title=f"attainable performance ({rate})",
-                     range=[math.log10(y_lo), math.log10(max(ys) * 4)], dtick=1)
+                     range=[math.log10(y_lo), math.log10(y_hi)], dtick=1)
 
 
 def _node_points(fig: go.Figure, machine: MachineSpec, pts: list[OpCount], g: float, unit: str, rate: str) -> None:
@@ -249,15 +251,57 @@ def _extra_traces(fig: go.Figure, machine: MachineSpec, extra: list[dict], g: fl
         ))
 
 
+def _measured_traces(fig: go.Figure, machine: MachineSpec, measured: list[dict], g: float, unit: str,
+                     rate: str) -> None:
+    """Measured kernels as open circles, each joined by a dotted line to the roof above (or below) it."""
+    import plotly.graph_objects as go
+
+    if not measured:
+        return
+    xs, ys = [], []
+    for m in measured:
+        xs += [m["intensity"], m["intensity"], None]
+        ys += [machine.attainable(m["intensity"]) / g, m["achieved"] / g, None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#555", width=1, dash="dot"),
+                             hoverinfo="skip", showlegend=False))
+    fig.add_trace(go.Scatter(
+        x=[m["intensity"] for m in measured], y=[m["achieved"] / g for m in measured], mode="markers",
+        name="measured (achieved)",
+        marker=dict(size=11, symbol="circle-open", color="#222", line=dict(width=2)),
+        hovertext=[f"<b>{m['name']}</b> (measured)<br>intensity {m['intensity']:.3g} {unit}/byte<br>"
+                   f"achieved {m['achieved'] / g:.3g} {rate}<br>attainable {machine.attainable(m['intensity']) / g:.3g} "
+                   f"{rate} ({m['achieved'] / machine.attainable(m['intensity']):.0%})" for m in measured],
+        hoverinfo="text",
+    ))
+
+
+def _highlight(fig: go.Figure, machine: MachineSpec, c: OpCount, g: float, unit: str, rate: str) -> None:
+    """A ring around node ``c`` on the roof and a one-line verdict beside it."""
+    import plotly.graph_objects as go
+
+    a = machine.attainable(c.intensity)
+    fig.add_trace(go.Scatter(x=[c.intensity], y=[a / g], mode="markers", name=f"{c.name} (picked)",
+                             marker=dict(size=26, symbol="circle-open", color=PALETTE[5 % len(PALETTE)],
+                                         line=dict(width=3)), hoverinfo="skip"))
+    fig.add_annotation(x=math.log10(c.intensity), y=math.log10(a / g), ax=40, ay=-50, showarrow=True, arrowhead=0,
+                       text=f"<b>{c.name}</b>: {machine.bound(c.intensity)}-bound, {a / g:.3g} {rate} "
+                            f"({a / machine.peak_flops:.0%} of peak)", font=dict(size=12), bgcolor="white")
+
+
 def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, extra: Sequence[dict] = (),
+                    measured: Sequence[dict] = (), cache_bandwidth: float | None = None, highlight: str | None = None,
                     title: str | None = None, unit: str = "FLOP") -> go.Figure:
-    """The roofline of ``machine`` with a model's nodes placed on it (log-log).
+    """The roofline of ``machine`` with a model's nodes placed on it (log-log), and what was measured under it.
 
     The roof is ``min(peak, bandwidth × intensity)``. Each node of ``counts``
     with FLOPs is drawn at its intensity, *on the roof*: the best it can do
-    run alone on this machine; its colour is its op type, its hover text says
-    whether it is memory- or compute-bound. ``extra`` points (for example a
-    big GEMM and a ReLU that were timed) are drawn where they were measured.
+    run alone on this machine (attainable); its colour is its op type, its
+    hover text says whether it is memory- or compute-bound. ``measured``
+    kernels are drawn where their measured rate puts them (achieved), as open
+    circles joined to the roof above them by a dotted line: the gap is what
+    the kernel left on the table. ``extra`` points (for example a big GEMM and
+    a ReLU that were timed) are drawn where they were measured. The y axis
+    reaches down to the lowest point drawn.
 
     Parameters
     ----------
@@ -268,6 +312,13 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
     extra : sequence of dict
         Points ``{"name": str, "intensity": float}`` with optional
         ``"achieved"`` (FLOP/s measured; default: on the roof).
+    measured : sequence of dict
+        Measured kernels ``{"name": str, "intensity": float, "achieved": float}``
+        (e.g. per-layer profiles placed by :func:`npukit.roofline.kernel_counts`).
+    cache_bandwidth : float, optional
+        Bytes/s from a cache rather than DRAM: drawn as a second, dashed roof.
+    highlight : str, optional
+        The name of one node of ``counts`` to ring, with its verdict.
     title : str, optional
         Figure title.
     unit : str
@@ -280,34 +331,45 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
     Raises
     ------
     TypeError
-        If ``machine`` is not a MachineSpec, ``counts`` or ``extra`` not a
-        list or tuple, or an item of either of the wrong type.
+        If ``machine`` is not a MachineSpec, ``counts``, ``extra`` or
+        ``measured`` not a list or tuple, or an item of one of the wrong type.
     ValueError
-        If an ``extra`` point lacks ``name``, has an unknown key or a
-        non-positive intensity, or ``unit`` is unknown.
+        If a point lacks ``name`` (or a measured one ``achieved``), has an
+        unknown key or a non-positive number, ``cache_bandwidth`` is not > 0,
+        ``highlight`` names no node of ``counts`` with FLOPs, or ``unit`` is unknown.
 
     Examples
     --------
     >>> from npukit.graphs import MachineSpec, example_chain, op_counts
     >>> m = MachineSpec(200e9, 25e9, "toy CPU", "assumed", "assumed")
     >>> fig = roofline_figure(m, op_counts(example_chain(blocks=1, channels=4, size=8)),
-    ...                       extra=[{"name": "ReLU (timed)", "intensity": 0.125, "achieved": 2e9}])
+    ...                       extra=[{"name": "ReLU (timed)", "intensity": 0.125, "achieved": 2e9}],
+    ...                       measured=[{"name": "conv kernel", "intensity": 7.0, "achieved": 0.5e9}])
     >>> fig.layout.xaxis.type, [t.name for t in fig.data][:2]
     ('log', ['roof', 'Conv'])
+    >>> 10 ** fig.layout.yaxis.range[0] < 0.5        # the axis reaches the measured 0.5 GFLOP/s
+    True
     """
     import plotly.graph_objects as go
 
     if not isinstance(machine, MachineSpec):
         raise TypeError(f"machine must be a MachineSpec, got {type(machine).__name__}")
     unit, title = _check.one_of(unit, "unit", ("FLOP", "op")), _check.text(title, "title", optional=True)
+    highlight = _check.text(highlight, "highlight", optional=True)
+    if cache_bandwidth is not None:
+        cache_bandwidth = _check.positive(cache_bandwidth, "cache_bandwidth")
     pts = []
     for i, c in enumerate(_check.sequence(counts, "counts")):
         if not isinstance(c, OpCount):
             raise TypeError(f"counts[{i}] must be an OpCount, got {type(c).__name__}")
         if c.flops > 0 and c.intensity > 0:
             pts.append(c)
+    picked = [c for c in pts if c.name == highlight]
+    if highlight is not None and not picked:
+        raise ValueError(f"highlight must name a node of counts with FLOPs, got {highlight!r}")
     extra = _extra_points(extra)
-    xs = [c.intensity for c in pts] + [e["intensity"] for e in extra] + [machine.ridge]
+    measured = _extra_points(measured, "measured", need_achieved=True)
+    xs = [c.intensity for c in pts] + [e["intensity"] for e in extra + measured] + [machine.ridge]
     lo, hi = min(xs) / 2.5, max(xs) * 8
     grid = np.logspace(math.log10(lo), math.log10(hi), 200)
     g = 1e9 if machine.peak_flops < 1e13 else 1e12
@@ -316,11 +378,95 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
         x=grid, y=machine.attainable(grid) / g, mode="lines", name="roof", line=dict(color="#222", width=2.5),
         hovertemplate=f"intensity %{{x:.3g}} {unit}/byte<br>attainable %{{y:.3g}} {rate}<extra>roof</extra>",
     ))
+    ys = [machine.attainable(lo)] + [e["achieved"] for e in extra + measured if "achieved" in e]
+    if cache_bandwidth is not None:
+        cache_roof = np.minimum(machine.peak_flops, cache_bandwidth * grid)
+        fig.add_trace(go.Scatter(
+            x=grid, y=cache_roof / g, mode="lines", name=f"cache roof ({cache_bandwidth / 1e9:.3g} GB/s)",
+            line=dict(color="#777", width=1.5, dash="dash"),
+            hovertemplate=f"intensity %{{x:.3g}} {unit}/byte<br>from cache %{{y:.3g}} {rate}<extra>cache roof</extra>"))
     _node_points(fig, machine, pts, g, unit, rate)
+    _measured_traces(fig, machine, measured, g, unit, rate)
     _extra_traces(fig, machine, extra, g, unit, rate)
-    ys = [machine.peak_flops / g] + [e["achieved"] / g for e in extra if "achieved" in e]
-    _roofline_axes(fig, machine, lo, hi, ys, g, unit, rate)
+    if picked:
+        _highlight(fig, machine, picked[0], g, unit, rate)
+    y_hi = max([machine.peak_flops] + [e["achieved"] for e in extra + measured if "achieved" in e]) / g * 4
+    _roofline_axes(fig, machine, lo, hi, min(ys) / g / 2, y_hi, g, unit, rate)
     return viz.style(fig, height=480, title=title)
+
+
+def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Mapping[str, int] | None = None,
+                     marks: Mapping[str, int] | None = None, title: str | None = None) -> go.Figure:
+    """Measured bandwidth against array size (log-log), with the caches' sizes marked.
+
+    Where the array stops fitting in a cache the rate drops to the next
+    level's; past the last level it is DRAM's. Draw :func:`npukit.roofline.stream_bandwidth`
+    over a sweep of sizes to see where this machine's caches really end. See
+    chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Bytes of the copied array, each > 0.
+    rates : sequence of float
+        Bytes/s measured at each size, each > 0.
+    caches : mapping of str to int, optional
+        Cache sizes to mark as vertical lines labelled at the top, e.g. :func:`npukit.measure.cache_sizes`.
+    marks : mapping of str to int, optional
+        Other sizes to mark as dotted lines named in the legend, e.g. the array size the roofline used.
+    title : str, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``sizes`` and ``rates`` are not sequences of the same non-zero
+        length of positive numbers, or a cache or mark is not a positive integer.
+
+    Examples
+    --------
+    >>> fig = bandwidth_figure([2**20, 2**26], [80e9, 15e9], caches={"L2": 2**21}, marks={"roofline's array": 2**26})
+    >>> fig.layout.xaxis.type, len(fig.layout.shapes), [t.name for t in fig.data]
+    ('log', 1, ['copy', "roofline's array 64 MiB"])
+    """
+    import plotly.graph_objects as go
+
+    sizes = _check.sequence(sizes, "sizes", min_length=1)
+    rates = _check.sequence(rates, "rates", length=len(sizes))
+    sizes = tuple(_check.integer(x, f"sizes[{i}]", minimum=1) for i, x in enumerate(sizes))
+    rates = tuple(_check.positive(x, f"rates[{i}]") for i, x in enumerate(rates))
+    title = _check.text(title, "title", optional=True)
+    fig = go.Figure(go.Scatter(
+        x=[s / 2**20 for s in sizes], y=[r / 1e9 for r in rates], mode="lines+markers", name="copy",
+        line=dict(color=PALETTE[0], width=2.5), marker=dict(size=8),
+        hovertemplate="%{x:.3g} MiB array<br>%{y:.3g} GB/s<extra></extra>"))
+    lo, hi = min(rates) / 1e9 / 1.3, max(rates) / 1e9 * 1.3
+    for dash, marked in (("solid", caches), ("dot", marks)):
+        if marked is None:
+            continue
+        what = "caches" if dash == "solid" else "marks"
+        if not isinstance(marked, Mapping):
+            raise TypeError(f"{what} must be a mapping of names to bytes, got {type(marked).__name__}")
+        for k, (name, size) in enumerate(marked.items()):
+            size = _check.integer(size, f"{what}[{name!r}]", minimum=1)
+            label = (f"{name} {size / 2**20:,.0f} MiB" if size % 2**20 == 0 else
+                     f"{name} {size / 2**20:,.3g} MiB" if size >= 2**20 else f"{name} {size / 1024:,.0f} KiB")
+            if dash == "solid":  # a cache: a grey line labelled at the top
+                fig.add_vline(x=size / 2**20, line=dict(color="#888", dash=dash))
+                fig.add_annotation(x=math.log10(size / 2**20), y=1, yref="paper", yanchor="bottom", text=label,
+                                   showarrow=False, font=dict(size=11))
+            else:  # another size: a dotted line in the legend
+                fig.add_trace(go.Scatter(x=[size / 2**20] * 2, y=[lo, hi], mode="lines", name=label,
+                                         line=dict(color=PALETTE[(k + 1) % len(PALETTE)], dash="dot", width=2),
+                                         hoverinfo="name"))
+    fig.update_xaxes(type="log", title="array size (MiB), copied into a second array as large")
+    fig.update_yaxes(type="log", title="bytes read + written per second (GB/s)",
+                     range=[math.log10(lo), math.log10(hi)], dtick="D2")
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return viz.style(fig, height=460, title=title)
 
 
 # ---- the memory plan ----------------------------------------------------------------------

@@ -12,7 +12,7 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, student, systolic, tensors
+from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, roofline, student, systolic, tensors
 from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
                        check_warm_latency)
 from .core import check
@@ -22,6 +22,7 @@ from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
 from .predict import check_alignment_prediction, check_conversion_prediction
 from .quant import check_calibration_prediction, check_channel_scales, check_quantize, check_requantize
+from .roofline import check_relu_prediction
 from .systolic import check_best_shape, check_fold_cycles, check_utilization_prediction, check_ws_busy
 from .student import make_student_edition, make_student_notebook, strip_solutions
 from .tensors import VIEW_OR_COPY_OPS, check_aligned_empty, check_reshape_view, check_strides, check_view_or_copy
@@ -39,6 +40,7 @@ __all__ = [
     "check_variant_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
+    "roofline", "check_relu_prediction",
 ]
 
 from . import grade, guard  # noqa: E402  (the grader; the watch and the seal, used by core)

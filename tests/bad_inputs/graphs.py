@@ -63,16 +63,8 @@ CASES = [
     bad(SPEC.bound, nan, names="intensity"),
     bad(SPEC.bound, "2", exc=TypeError, names="intensity"),
     bad(SPEC.bound, [1.0, 2.0], exc=TypeError, names="intensity"),
-    # measure_machine (refused before anything is measured)
-    bad(graphs.measure_machine, repeat=0, names="repeat"),
-    bad(graphs.measure_machine, repeat=2.5, exc=TypeError, names="repeat"),
-    bad(graphs.measure_machine, repeat="5", exc=TypeError, names="repeat"),
-    bad(graphs.measure_machine, n=63, names="n"),
-    bad(graphs.measure_machine, n=True, exc=TypeError, names="n"),
-    bad(graphs.measure_machine, n=128.0, exc=TypeError, names="n"),
-    bad(graphs.measure_machine, nbytes=1024, names="nbytes"),
-    bad(graphs.measure_machine, nbytes=-1, names="nbytes"),
-    bad(graphs.measure_machine, nbytes=2.0**21, exc=TypeError, names="nbytes"),
+    *[bad(graphs.MachineSpec, exc=e, names=field, **_spec(**{field: v})) for field in ("threads", "copy_bytes")
+      for v, e in ((0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError))],
     # example_chain
     bad(graphs.example_chain, -1, names="blocks"),
     bad(graphs.example_chain, 1.5, exc=TypeError, names="blocks"),
