@@ -297,7 +297,8 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     """
     from . import deploy
     from .data import shapes_dataset
-    from .graphs import MachineSpec, measure_machine
+    from .graphs import MachineSpec
+    from .roofline import measure_machine
     from .train import HELDOUT_SEED
 
     _check.instance(net, "net", CameraNet)
@@ -310,7 +311,7 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
         calibration = shapes_dataset(128, seed=CALIBRATION_SEED, size=net.size)[0]
     _calibration(calibration, net.size)
     if machine is None:
-        machine = measure_machine(repeat=3, n=512, nbytes=32 * 2**20)
+        machine = measure_machine(repeat=3, n=512)
     _check.instance(machine, "machine", MachineSpec)
     images, labels = shapes_dataset(heldout, seed=HELDOUT_SEED, size=net.size)
     ref = net(images)

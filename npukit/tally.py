@@ -152,8 +152,8 @@ class Context:
 
     @cached_property
     def machine(self) -> MachineSpec:
-        """This machine's roofline, measured by :func:`npukit.graphs.measure_machine`."""
-        from .graphs import measure_machine
+        """This machine's roofline, measured by :func:`npukit.roofline.measure_machine`."""
+        from .roofline import measure_machine
 
         return measure_machine()
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import CheckFailed, _rng, learner_call
+from .core import CheckFailed, LearnerError, _rng, learner_call
 
 __all__ = ["check_export_folded", "check_qdq", "check_warm_latency", "check_roofline_bounds",
            "check_variant_prediction"]
@@ -191,12 +191,11 @@ def _refuses(fn: Callable, folded: Any, calibration: np.ndarray, what: str) -> N
     """The learner's stage must stop bad calibration data with a ValueError instead of quantizing from it."""
     try:
         learner_call("quantize", fn, folded, calibration, forbid=_forbid())
-    except ValueError:
-        return
-    except CheckFailed:
-        raise
-    except Exception as exc:  # noqa: BLE001  (any other error is the wrong kind)
-        raise CheckFailed(f"quantize: for {what} raise ValueError, got {type(exc).__name__}: {exc!s:.80}") from None
+    except LearnerError as exc:
+        if isinstance(exc.error, ValueError):
+            return
+        raise CheckFailed(f"quantize: for {what} raise ValueError, got {type(exc.error).__name__}: "
+                          f"{exc.error!s:.80}") from None
     raise CheckFailed(f"quantize: your function accepted {what} and quantized from it, which gives wrong ranges "
                       "without any error; check the images first and raise ValueError.")
 
