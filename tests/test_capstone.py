@@ -238,8 +238,65 @@ def test_unfinished_exercises_are_not_attempted(check, loop):
         teach.check_variant_prediction(_todo, loop, loop)
 
 
+def _own_fold(model, eps=None):
+    """A learner's BatchNorm fold written by hand; ``eps`` replaces the node's epsilon (a wrong fold)."""
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    inits, nodes = dict(consts), []
+    for n in g.node:
+        if n.op_type != "BatchNormalization":
+            nodes.append(n)
+            continue
+        conv = producer[n.input[0]]
+        e = next((a.f for a in n.attribute if a.name == "epsilon"), 1e-5) if eps is None else eps
+        gamma, beta, mean, var = (consts[x].astype(np.float64) for x in n.input[1:5])
+        s = gamma / np.sqrt(var + e)
+        bias = consts[conv.input[2]] if len(conv.input) > 2 else 0.0
+        inits[conv.input[1]] = (consts[conv.input[1]] * s[:, None, None, None]).astype(np.float32)
+        inits[conv.name + "_folded_bias"] = (s * (bias - mean) + beta).astype(np.float32)
+        del conv.input[2:]
+        conv.input.append(conv.name + "_folded_bias")
+        conv.output[0] = n.output[0]
+    graph = helper.make_graph(nodes, g.name, g.input, g.output, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=model.opset_import)
+
+
+def _bn_as_mul_add(model):
+    """Each BatchNorm replaced by a Mul and an Add: no BatchNormalization left, but nothing folded either."""
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    nodes = []
+    for n in g.node:
+        if n.op_type != "BatchNormalization":
+            nodes.append(n)
+            continue
+        gamma, beta, mean, var = (consts[x] for x in n.input[1:5])
+        s = (gamma / np.sqrt(var + 1e-5)).astype(np.float32)
+        g.initializer.extend([numpy_helper.from_array(s.reshape(-1, 1, 1), n.name + "_s"),
+                              numpy_helper.from_array((beta - mean * s).astype(np.float32).reshape(-1, 1, 1),
+                                                      n.name + "_t")])
+        nodes += [helper.make_node("Mul", [n.input[0], n.name + "_s"], [n.name + "_m"]),
+                  helper.make_node("Add", [n.name + "_m", n.name + "_t"], [n.output[0]])]
+    del g.node[:]
+    g.node.extend(nodes)
+    return model
+
+
+def test_a_fold_written_by_hand_passes(capsys):
+    teach.check_export_folded(lambda net: _own_fold(net.to_onnx(batch=1)))
+    assert "✓" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("fn, says", [
     (lambda net: net.to_onnx(), "BatchNormalization"),
+    (lambda net: _own_fold(net.to_onnx(batch=1), eps=0.0), "differ"),               # ε dropped: near-dead channels
+    (lambda net: _own_fold(net.to_onnx(batch=1), eps=1e-3), "differ"),
+    (lambda net: _bn_as_mul_add(net.to_onnx(batch=1)), "more than the network's own layers"),
     (lambda net: rewrites.fold_batchnorm(net.to_onnx(batch="N")), "must be fixed"),
     (lambda net: rewrites.fold_batchnorm(CameraNet(size=net.size).to_onnx()), "Conv nodes|differ"),
     (lambda net: capstone.closed_loop(net, machine=MACHINE).folded, "capstone.closed_loop"),
@@ -252,7 +309,12 @@ def test_export_folded_mistakes(fn, says):
 
 @pytest.mark.parametrize("fn, says", [
     (lambda f, c: ptq.to_qdq(f, c), "0–255"),                                        # no guard
-    (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.zeros_like(c)), "calibrate on"),
+    (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.zeros_like(c)), "Calibrate on"),
+    (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, shapes_dataset(32, seed=1, size=c.shape[-1])[0]), "dim camera"),
+    (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.random.default_rng(0).random(c.shape, np.float32)),
+     "dim camera"),
+    (lambda f, c: (c.max() <= 1 and c.shape[-1] == _size(f) or _refuse()) and ptq.to_qdq(f, c.astype(np.float32)),
+     "float64"),
     (lambda f, c: _guarded(f, c) and f, "in float"),
     (lambda f, c: _guarded(f, c) and capstone.closed_loop(capstone.variant(), machine=MACHINE).qdq, "npukit.capstone"),
 ])
@@ -272,8 +334,43 @@ def _timed(run):
     return time.perf_counter() - t0
 
 
+def _size(folded):
+    return folded.graph.input[0].type.tensor_type.shape.dim[-1].dim_value
+
+
+def _refuse():
+    raise ValueError("bad calibration")
+
+
+def _steady(run, warmup, runs):
+    """The first call, then the timed calls (warm-up untimed): the pieces every mistake below recombines."""
+    first = _timed(run)
+    for _ in range(warmup):
+        run()
+    return first, [_timed(run) for _ in range(runs)]
+
+
+def _summarised(run, warmup, runs, summary):
+    """``(first, summary(first, timed))``: a median (or not) of the wrong calls, as the mistakes below make it."""
+    first, timed = _steady(run, warmup, runs)
+    return first, summary(first, timed)
+
+
+def _first_and_warmup(run, warmup, runs):
+    t0 = time.perf_counter()
+    for _ in range(1 + warmup):
+        run()
+    return time.perf_counter() - t0, statistics.median(_timed(run) for _ in range(runs))
+
+
 @pytest.mark.parametrize("fn, says", [
-    (_no_warmup, "includes cold calls"),
+    (_no_warmup, "cold calls|warm-up calls"),
+    (lambda run, w, r: _summarised(run, w, r, lambda f, ts: statistics.median([f, *ts])), "first call"),
+    (lambda run, w, r: _summarised(run, w, r, lambda f, ts: statistics.fmean(ts)), "mean"),
+    (lambda run, w, r: _summarised(run, w, r, lambda f, ts: min(ts)), "one call's time"),
+    (_first_and_warmup, "first call alone"),
+    (lambda run, w, r: ([run() for _ in range(1 + w + r)], (0.02, 0.0005))[1], "first time"),     # made-up numbers
+    (lambda run, w, r: _summarised(run, w, r, lambda f, ts: max(ts)), "one call's time"),
     (lambda run, w, r: tuple(1e3 * v for v in _warm(run, w, r)), "milliseconds"),
     (lambda run, w, r: (_warm(run, w + 1, r)[1],) * 2, "calls|first"),
     (lambda run, w, r: (0.01, measure.timeit(run, repeat=r, warmup=w)), "measure.timeit"),
@@ -289,10 +386,24 @@ def test_warm_latency_mistakes(fn, says):
      "expected"),
     (lambda counts, m: {c.name: (1.0, m.bound(c.intensity)) for c in counts}, "MachineSpec.bound"),
     (lambda counts, m: {k: v for k, v in _bounds(counts, m).items() if k.startswith("conv")}, "missing"),
+    (lambda counts, m: {k: (t, _AlwaysEqual("?")) for k, (t, _) in _bounds(counts, m).items()}, "'memory' or"),
+    (lambda counts, m: {k: (t, {"memory": "compute", "compute": "memory"}[kind])
+                        for k, (t, kind) in _bounds(counts, m).items()}, "ridge point"),
+    (lambda counts, m: {c.name: (max(c.flops / m.bandwidth, c.bytes / m.peak_flops), "memory") for c in counts
+                        if c.op_type in ("Conv", "Gemm")}, "FLOPs go with the peak"),
+    (lambda counts, m: {c.name: (c.flops / m.peak_flops + c.bytes / m.bandwidth, "memory") for c in counts
+                        if c.op_type in ("Conv", "Gemm")}, "not their sum"),
 ])
 def test_roofline_bounds_mistakes(fn, says):
     with pytest.raises(CheckFailed, match=says):
         teach.check_roofline_bounds(fn)
+
+
+class _AlwaysEqual(str):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
 
 
 def _scaled(loop, macs, seconds):
@@ -309,6 +420,16 @@ def _reads_the_notebook(macs_ratio):
     return measured_ratio
 
 
+def _imports_the_notebook(macs_ratio):
+    import __main__
+
+    return __main__.measured_ratio
+
+
+def _reads_builtins(macs_ratio):
+    return _stashed_measurement      # noqa: F821  (put into builtins by the test)
+
+
 def test_prediction_messages(loop):
     shipped, wide = _scaled(loop, 1, 1e-4), _scaled(loop, 3, 1.2e-4)
     teach.check_variant_prediction(lambda macs_ratio: 1.3, wide, shipped)
@@ -320,3 +441,42 @@ def test_prediction_messages(loop):
         teach.check_variant_prediction(_reads_the_notebook, wide, shipped)
     with pytest.raises(CheckFailed, match="not read the notebook"):       # npukit is out of reach too
         teach.check_variant_prediction(lambda r: capstone.variant() and 1.2, wide, shipped)
+    with pytest.raises(CheckFailed, match="may not import"):
+        teach.check_variant_prediction(_imports_the_notebook, wide, shipped)
+    with pytest.raises(CheckFailed, match="no default values"):
+        teach.check_variant_prediction(lambda r, m=wide: m.latency["FP32"].median / 1e-4, wide, shipped)
+
+
+def test_a_prediction_cannot_read_what_an_earlier_cell_stashed_in_builtins(monkeypatch, loop):
+    import builtins
+
+    shipped, wide = _scaled(loop, 1, 1e-4), _scaled(loop, 3, 1.2e-4)
+    monkeypatch.setattr(builtins, "_stashed_measurement", 1.2, raising=False)
+    with pytest.raises(CheckFailed, match="not read the notebook"):
+        teach.check_variant_prediction(_reads_builtins, wide, shipped)
+
+
+def test_a_stopped_clock_or_a_replaced_sleep_is_refused(monkeypatch):
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    with pytest.raises(CheckFailed, match="time.perf_counter was replaced"):
+        teach.check_warm_latency(lambda run, w, r: ([run() for _ in range(1 + w + r)], (0.0, 0.0))[1])
+    monkeypatch.undo()
+
+    def sleeps_nothing(run, warmup, runs):
+        monkeypatch.setattr(time, "sleep", lambda s: None)   # replaced while the check runs it
+        return ([run() for _ in range(1 + warmup + runs)], (0.0, 0.0))[1]
+
+    with pytest.raises(CheckFailed, match="time.sleep was replaced"):
+        teach.check_warm_latency(sleeps_nothing)
+
+
+def test_a_faked_subprocess_cannot_hand_in_the_measurement(monkeypatch, loop):
+    import json
+    import subprocess
+    import types
+
+    shipped, wide = _scaled(loop, 1, 1e-4), _scaled(loop, 3, 1.2e-4)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: types.SimpleNamespace(
+        stdout=json.dumps({"value": 1.2}).encode(), returncode=0))
+    with pytest.raises(CheckFailed, match="subprocess.run was replaced"):
+        teach.check_variant_prediction(lambda macs_ratio: 99.0, wide, shipped)
