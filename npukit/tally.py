@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, to keep `import npuki
     import onnx
     from IPython.display import HTML
 
+    from .capstone import Loop
     from .graphs import MachineSpec
     from .layouts import Conversion
     from .models import CameraNet
@@ -92,6 +93,8 @@ class Context:
         Measured layout conversions (chapter 2). Default: measured on first use.
     npu_buffer : int
         The on-chip buffer, in bytes, chapter 4 tiles for. Default 32 KiB.
+    loop : capstone.Loop, optional
+        Chapter 8's closed loop of ``net``. Default: run on first use.
 
     Raises
     ------
@@ -111,7 +114,7 @@ class Context:
 
     def __init__(self, *, net: CameraNet | None = None, images: np.ndarray | None = None,
                  machine: MachineSpec | None = None, conversions: Sequence[Conversion] | None = None,
-                 npu_buffer: int = 32 * 1024) -> None:
+                 npu_buffer: int = 32 * 1024, loop: Loop | None = None) -> None:
         if net is not None:
             from .models import CameraNet
 
@@ -125,6 +128,10 @@ class Context:
         if conversions is not None:  # each item is checked where it is used (layouts.numbers)
             self.conversions = _check.sequence(conversions, "conversions")
         self.npu_buffer = _check.integer(npu_buffer, "npu_buffer", minimum=1)
+        if loop is not None:
+            from .capstone import Loop
+
+            self.loop = _check.instance(loop, "loop", Loop, "capstone.Loop")
 
     @cached_property
     def net(self) -> CameraNet:
@@ -145,8 +152,8 @@ class Context:
 
     @cached_property
     def machine(self) -> MachineSpec:
-        """This machine's roofline, measured by :func:`npukit.graphs.measure_machine`."""
-        from .graphs import measure_machine
+        """This machine's roofline, measured by :func:`npukit.roofline.measure_machine`."""
+        from .roofline import measure_machine
 
         return measure_machine()
 
@@ -158,6 +165,13 @@ class Context:
         batch = tuple(self.images.shape)
         act = (batch[0], self.net.config["blocks"][0][0], self.net.size // 2, self.net.size // 2)
         return tuple(measure_conversion(s) for s in (batch, act))
+
+    @cached_property
+    def loop(self) -> Loop:
+        """Chapter 8's closed loop of ``net`` on this machine's CPU, by :func:`npukit.capstone.closed_loop`."""
+        from .capstone import closed_loop
+
+        return closed_loop(self.net, machine=self.machine)
 
 
 def rows(upto: int, ctx: Context | None = None) -> list[Row]:

@@ -11,6 +11,7 @@ gemm           4. GEMM and tiling
 systolic       5. Systolic arrays
 quant          6. Quantization
 deploy         7. Deploying to an NPU
+capstone       8. The minimal closed loop
 ============== ==========================================
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
@@ -26,7 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant", "deploy")
+_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant", "deploy", "capstone")
 
 __all__ = list(_SUBMODULES)
 

@@ -12,8 +12,9 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import core, deploy, gemm, graphs, layouts, predict, quant, student, systolic, tensors
-from . import roofline
+from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, roofline, student, systolic, tensors
+from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
+                       check_warm_latency)
 from .core import check
 from .deploy import check_crossing_bytes, check_double_buffered, check_reorder, check_speedup_prediction
 from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul, check_time_prediction
@@ -35,6 +36,8 @@ __all__ = [
     "check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction",
     "quant", "check_quantize", "check_requantize", "check_channel_scales", "check_calibration_prediction",
     "check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction",
+    "capstone", "check_export_folded", "check_qdq", "check_warm_latency", "check_roofline_bounds",
+    "check_variant_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
     "roofline", "check_relu_prediction",

@@ -93,11 +93,15 @@ class NotAttempted(CheckFailed):
 
 
 class LearnerError(CheckFailed):
-    """The learner's own code raised an exception; shown with the learner's lines only."""
+    """The learner's own code raised an exception; shown with the learner's lines only.
 
-    def __init__(self, message: str, where: list[str]):
+    ``error`` is that exception, for checks that ask the learner to raise one.
+    """
+
+    def __init__(self, message: str, where: list[str], error: BaseException | None = None):
         super().__init__(message)
         self.where = where
+        self.error = error
 
     def _render_traceback_(self) -> list[str]:
         return super()._render_traceback_() + self.where
@@ -199,7 +203,7 @@ def _call(name: str, fn: Callable[..., Any], args: tuple, forbidden: guard.Forbi
         if not where:
             raise exc   # an error of the checker itself, not of the learner's code
         raise LearnerError(f"{name}: your function raised {type(exc).__name__}: {_clip(str(exc), 200)} "
-                           f"(input: {_inputs(args)}).", where) from None
+                           f"(input: {_inputs(args)}).", where, exc) from None
     if seen.unhooked:
         raise CheckFailed(f"{name}: your function replaced the check's profile hook (sys.setprofile); "
                           "a function under check may not do that.")
