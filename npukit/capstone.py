@@ -273,8 +273,8 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     The calls chapter 8 makes one by one, in one place, so that the "numbers
     so far" table and lab 8's live control can rerun them for any variant.
     Each stage adds a :class:`Check`; a failed check stops nothing, it shows
-    as a failed row. The page's stage-5 check (the INT8 convolutions ran
-    INT8 kernels, read from the executed graph) is not among them.
+    as a failed row. Stage 5's check reads the INT8 model's executed graph:
+    its convolutions and fully connected layers must run INT8 kernels.
     Latency is measured on models compiled without ``PERF_COUNT``, the
     per-layer profile on a second compilation with it, so that profiling's
     own cost does not enter the benchmark. See chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
@@ -329,6 +329,10 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
         except RuntimeError:                                   # a precision this device does not offer
             checks.append(Check("compile", f"{label} compiled for {device}", 0, 1, ">="))
             continue
+        if label == "INT8":
+            not_int8 = sum(op.precision not in ("u8", "i8") for op in deploy.executed_graph(compiled)
+                           if op.layer_type in ("Convolution", "FullyConnected"))
+            checks.append(Check("compile", "INT8 convolutions not executed in INT8", not_int8, 0))
         top = np.concatenate([compiled(im[None])[0] for im in images])
         accuracy[label] = float((top.argmax(1) == labels).mean())
         agreement[label] = float((top.argmax(1) == ref.argmax(1)).mean())

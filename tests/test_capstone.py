@@ -78,7 +78,7 @@ def test_check_rules_and_nan():
 def test_the_shipped_model_closes_every_stage(loop):
     assert loop.passed
     assert [c.stage for c in loop.checks] == ["export", "fold", "fold", "quantize", "quantize", "contract", "contract",
-                                              "verify", "verify", "verify"]
+                                              "verify", "verify", "compile", "verify"]
     assert set(loop.latency) == {"FP32", "BF16", "INT8"}
     assert all(b.first > 0 and len(b.times) == 10 for b in loop.latency.values())
     assert not any(n.op_type == "BatchNormalization" for n in loop.folded.graph.node)
