@@ -61,8 +61,9 @@ def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> No
     found by sliding the window one step at a time, and MACs are counted by
     loops over output rows and taps.
 
-    A hint is added only when the answer is exactly what ignoring the
-    groups, the dilation or the padding gives.
+    A hint is added only when the answer is exactly what counting FLOPs
+    (2 per MAC), or ignoring the groups, the dilation, the padding, the
+    stride or the batch gives.
 
     Examples
     --------
@@ -94,14 +95,28 @@ def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> No
                       stride, pad, dilation, group))
 
     def hint(got, want, x_shape, w_shape, stride, pad, dilation, group):
-        if got == want * group and group > 1:
-            return (f"your count is group = {group} times too large: each output channel of a grouped "
-                    f"convolution reads only C_in / group = w_shape[1] = {w_shape[1]} input channels.")
-        if dilation > 1 and got == _macs_by_loops(x_shape, w_shape, stride, pad, 1, group):
-            return f"that is the count without dilation: a dilated kernel reaches dilation × (k − 1) + 1 pixels."
-        if pad > 0 and got == _macs_by_loops(x_shape, w_shape, stride, 0, dilation, group):
-            return "that is the count without padding: the window also slides over the padded border."
-        return None
+        slips = []   # (the count that slip gives, what to say); a hint only when exactly one gives the answer
+        slips.append((2 * want, ("your count is twice too large: that is FLOPs, a multiply and an add each. A MAC "
+                                 "(multiply-accumulate) counts the pair once.")))
+        if group > 1:
+            slips.append((want * group, (f"your count is group = {group} times too large: each output channel of a "
+                                         f"grouped convolution reads only C_in / group = w_shape[1] = {w_shape[1]} "
+                                         "input channels.")))
+        if dilation > 1:
+            slips.append((_macs_by_loops(x_shape, w_shape, stride, pad, 1, group),
+                          "that is the count without dilation: a dilated kernel reaches dilation × (k − 1) + 1 pixels."))
+        if pad > 0:
+            slips.append((_macs_by_loops(x_shape, w_shape, stride, 0, dilation, group),
+                          "that is the count without padding: the window also slides over the padded border."))
+        if stride > 1:
+            slips.append((_macs_by_loops(x_shape, w_shape, 1, pad, dilation, group),
+                          (f"that is the count with stride 1: with stride {stride} the window jumps {stride} pixels "
+                           "at a time.")))
+        if x_shape[0] > 1:
+            slips.append((want // x_shape[0], (f"that is the count for one image: this input holds a batch of "
+                                               f"N = {x_shape[0]}.")))
+        said = [text for count, text in slips if count == got and count != want]
+        return said[0] if len(said) == 1 else None
 
     check("conv MACs", fn, cases, _macs_by_loops, hint=hint, forbid=_library())
 
@@ -153,6 +168,31 @@ def _conv_bn_reference(W, b, gamma, beta, mean, var, eps, x, group):
     return bn.run(None, {"c": c, "g": gamma, "B": beta, "m": mean, "v": var})[0]
 
 
+def _fold_hint(w2, b2, W, b, gamma, beta, mean, var, eps) -> str:
+    """What is wrong with a folded pair, named only when it is exactly what a known slip gives."""
+    W, b, gamma, beta, mean, var = (np.asarray(a, dtype=np.float64) for a in (W, b, gamma, beta, mean, var))
+    near = lambda a, c: a.shape == c.shape and np.allclose(a, c, rtol=1e-4, atol=1e-6)  # noqa: E731
+    per_out = lambda f: W * f[:, None, None, None]  # noqa: E731
+    s = gamma / np.sqrt(var + eps)
+    if near(w2, per_out(s)):
+        if np.any(b != 0) and near(b2, beta - mean * s):
+            return ("W_folded is right; b_folded leaves out the convolution's own bias b (this layer's is not "
+                    "zero): it reaches the BatchNormalization with the rest of the Conv's output")
+        if near(b2, b + beta - mean * s):
+            return ("W_folded is right; in b_folded the convolution's bias b is not scaled: it reaches the "
+                    "BatchNormalization with the rest of the Conv's output, so it is scaled like it")
+        return "W_folded is right and b_folded is wrong (the error is the same at every position of a channel)"
+    if near(w2, per_out(gamma / np.sqrt(var))):
+        return f"W_folded leaves eps = {eps:g} out of the scale (it matters when a channel's variance is small)"
+    if near(w2, per_out(gamma / (var + eps))):
+        return "W_folded divides by the variance (+ eps), where BatchNormalization divides by the standard deviation"
+    if W.shape[1] == W.shape[0] and W.shape[0] > 1 and near(w2, W * s[None, :, None, None]):
+        return ("W_folded scales W along axis 1 (the input channels of each group); BatchNormalization acts on the "
+                "Conv's output channels, axis 0 of W")
+    return ("W_folded is wrong: every weight of output channel o must be multiplied by the factor "
+            "BatchNormalization applies to channel o, and nothing else")
+
+
 def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
     """Check ``fn(W, b, gamma, beta, mean, var, eps) -> (W_folded, b_folded)``.
 
@@ -164,7 +204,10 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
     on a fresh input; the learner's folded weights must give the same output
     from a single Conv (run by onnx.reference too), within 1e-4 relative and
     1e-5 absolute. On a mismatch the message describes the layer and says
-    whether only the bias is off (the error is a constant per channel).
+    whether only the bias is off (the error is a constant per channel), and
+    names the slip when the answer is exactly what it gives: the conv bias
+    left out or not scaled, eps left out, the variance for the standard
+    deviation, the scale applied along the input-channel axis.
 
     :mod:`npukit.rewrites` (``fold_batchnorm``) may not be called.
 
@@ -221,11 +264,7 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
         y = conv.run(None, {"x": x, "W": w2, "b": b2})[0]
         if not np.allclose(y, want, rtol=1e-4, atol=1e-5):
             diff = (y - want).astype(np.float64)
-            scaled = W.astype(np.float64) * (gamma / np.sqrt(var.astype(np.float64) + eps))[:, None, None, None]
-            w_right = np.allclose(w2, scaled, rtol=1e-4, atol=1e-6)
-            hint = ("W_folded is right and b_folded is wrong (the error is the same at every position of a channel)"
-                    if w_right else "W_folded is wrong (each output channel's weights must be scaled by "
-                    "gamma / sqrt(var + eps))")
+            hint = _fold_hint(w2, b2, W, b, gamma, beta, mean, var, eps)
             raise CheckFailed(
                 f"fold BN: wrong answer for a {layer}: your single Conv's output differs from "
                 f"Conv → BatchNormalization by up to {np.abs(diff).max():.3g}; {hint}."
@@ -253,7 +292,8 @@ def check_live_peak(fn: Callable[[list], int]) -> None:
     below. Fresh cases: 30 lists of 0–25 tensors over 0–30 steps, with
     one-step lifetimes, nested lifetimes and tensors that end exactly where
     another begins. Reference: a sweep that adds up the live sizes at every
-    step.
+    step. A hint names the slip when the answer is exactly every size added
+    up, the largest single tensor, or the peak with ``last`` excluded.
 
     :mod:`npukit.rewrites` (``live_peak``, ``plan_memory``) may not be called.
 
@@ -273,4 +313,15 @@ def check_live_peak(fn: Callable[[list], int]) -> None:
             first = int(rng.integers(0, 30))
             tensors.append((int(rng.integers(1, 5000)), first, first + int(rng.integers(0, 8))))
         cases.append((tensors,))
-    check("live peak", fn, cases, _peak_by_sweep, forbid=_library())
+    def hint(got, want, tensors):
+        slips = [(sum(size for size, _, _ in tensors),
+                  ("that is every tensor's size added up: two tensors whose lifetimes do not overlap can use the "
+                   "same bytes.")),
+                 (_peak_by_sweep([(size, first, last - 1) for size, first, last in tensors if last > first]),
+                  "a tensor is still live at its `last` step (the node that reads it last): both ends are included."),
+                 (max((size for size, _, _ in tensors), default=0),
+                  "that is the largest single tensor: at some steps several tensors are live at once.")]
+        said = [text for count, text in slips if count == got and count != want]
+        return said[0] if len(said) == 1 else None
+
+    check("live peak", fn, cases, _peak_by_sweep, hint=hint, forbid=_library())
