@@ -139,6 +139,11 @@ def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak
     bandwidth = _number(bandwidth_gbs, "bandwidth_gbs")
     if (nbytes is None) != (threads is None):
         raise TypeError("give both nbytes and threads (the ReLU's array size and thread count), or neither")
+    if nbytes is not None:
+        from .. import _check
+
+        nbytes = _check.integer(nbytes, "nbytes", minimum=4096)
+        threads = _check.integer(threads, "threads", minimum=1)
     if predicted_gflops is None or predicted_gflops is Ellipsis:
         raise NotAttempted(f"{name}: not attempted yet (set predicted_relu_gflops to a number first).")
     p = _value(predicted_gflops)

@@ -15,4 +15,10 @@ CASES = [
     bad(R.check_relu_prediction, 2.0, 2.0, peak_gflops=300.0, bandwidth_gbs=float("inf"), names="bandwidth_gbs"),
     bad(R.check_relu_prediction, 2.0, 2.0, peak_gflops=300.0, bandwidth_gbs=True, exc=TypeError,
         names="bandwidth_gbs"),
+    bad(R.check_relu_prediction, 2.0, 2.0, nbytes=2**20, exc=TypeError, names="nbytes", **KW),
+    bad(R.check_relu_prediction, 2.0, 2.0, threads=2, exc=TypeError, names="nbytes", **KW),
+    bad(R.check_relu_prediction, 2.0, 2.0, nbytes=1024, threads=2, names="nbytes", **KW),
+    bad(R.check_relu_prediction, 2.0, 2.0, nbytes=2.5e6, threads=2, exc=TypeError, names="nbytes", **KW),
+    bad(R.check_relu_prediction, 2.0, 2.0, nbytes=2**20, threads=0, names="threads", **KW),
+    bad(R.check_relu_prediction, None, 2.0, nbytes=-1, threads=2, names="nbytes", **KW),
 ]
