@@ -17,22 +17,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+from support import onnx_model as _model
+from support import value_info as _vi
 
-from npukit import figures
-from npukit import graphs, rewrites
-
-OPSET = [helper.make_opsetid("", 17)]
-
-
-def _model(nodes, inputs, outputs, inits=()):
-    g = helper.make_graph(nodes, "t", inputs, outputs, list(inits))
-    return helper.make_model(g, opset_imports=OPSET)
-
-
-def _vi(name, shape, dtype=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
+from npukit import figures, graphs, rewrites
 
 # ---- independent counts ------------------------------------------------------------------
 
@@ -292,7 +281,8 @@ def test_chapter3_checkers_agree_with_graphs_and_catch_mistakes(capsys):
         w = numpy_helper.from_array(np.zeros(w_shape, np.float32), "W")
         return graphs.op_counts(_model([node], [_vi("x", list(x_shape))], [_vi("y", None)], [w]))[0].macs
 
-    from npukit.teach import core, graphs as T
+    from npukit.teach import core
+    from npukit.teach import graphs as T
 
     with pytest.raises(AssertionError, match="your function called npukit.graphs"):   # the library is refused
         teach.check_conv_macs(macs_via_graphs)

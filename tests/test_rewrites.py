@@ -15,22 +15,12 @@ import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from support import onnx_model as _model
+from support import value_info as _vi
 
 from npukit import graphs, rewrites
-
-OPSET = [helper.make_opsetid("", 17)]
-
-
-def _model(nodes, inputs, outputs, inits=()):
-    g = helper.make_graph(nodes, "t", inputs, outputs, list(inits))
-    return helper.make_model(g, opset_imports=OPSET)
-
-
-def _vi(name, shape, dtype=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
 
 # ---- BatchNorm folding ---------------------------------------------------------------------
 
