@@ -357,7 +357,6 @@ def test_cheat_turning_off_the_watch_is_refused():
 
 
 def test_cheat_changing_the_checkers_copy_of_the_input_is_refused():
-    import sys
 
     def rewrite(x, block):
         tb = None
@@ -491,6 +490,41 @@ def test_every_lab_has_complete_nbgrader_metadata():
         nb = json.loads(lab.read_text(encoding="utf-8"))
         for ex in grading.exercises(nb, lab.stem):
             assert nb["cells"][ex.check]["metadata"]["nbgrader"]["points"] >= 1
+
+
+#: Labs whose check cells are pinned call by call (each a single call of its checker).
+CHECK_CALLS = {
+    "05_systolic": ["teach.check_fold_cycles(fold_cycles)", "teach.check_ws_busy(ws_busy)",
+                    "teach.check_utilization_prediction(predict_utilization, sim_pw)",
+                    "teach.check_best_shape(best_shape)"],
+    "06_quant": ["teach.check_quantize(my_quantize)", "teach.check_channel_scales(channel_scales)",
+                 "teach.check_requantize(my_requantize)",
+                 "teach.check_calibration_prediction(my_prediction, measured_drop)"],
+    "07_deploy": ["teach.check_crossing_bytes(crossing_bytes)", "teach.check_reorder(reorder)",
+                  "teach.check_double_buffered(double_buffered)",
+                  "teach.check_speedup_prediction(predict_speedup, tp, runs)"],
+}
+
+
+@pytest.mark.parametrize("lab", LAB_FILES, ids=lambda p: p.stem)
+def test_check_cells_are_locked_calls_the_student_edition_keeps(lab, tmp_path):
+    """nbgrader restores locked cells when it grades, so an edited check cell does not count; the student
+    edition must hand them out unchanged, and each calls one of npukit's checkers."""
+    nb = json.loads(lab.read_text(encoding="utf-8"))
+    checks = [c for c in nb["cells"] if "check" in c["metadata"].get("tags", [])]
+    code = [[line for line in "".join(c["source"]).splitlines() if line.strip() and not line.startswith("#")]
+            for c in checks]
+    assert all(lines and lines[0].startswith("teach.check_") for lines in code), code
+    if lab.stem in CHECK_CALLS:
+        assert ["\n".join(lines) for lines in code] == CHECK_CALLS[lab.stem]
+    for c in checks:
+        meta = c["metadata"]["nbgrader"]
+        assert meta["locked"] and meta["grade"] and not meta["solution"] and meta["points"] >= 1
+    (out,) = teach.make_student_edition(lab, tmp_path)
+    handed_out = [c for c in json.loads(out.read_text(encoding="utf-8"))["cells"]
+                  if "check" in c["metadata"].get("tags", [])]
+    assert [("".join(c["source"]), c["metadata"]["nbgrader"]) for c in handed_out] == \
+        [("".join(c["source"]), c["metadata"]["nbgrader"]) for c in checks]
 
 
 def test_metadata_is_written_idempotently(tmp_path):

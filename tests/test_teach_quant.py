@@ -362,43 +362,6 @@ def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
     assert "✓ prediction" in capsys.readouterr().out
 
 
-# ---- editing a check cell -------------------------------------------------------------------------
-
-
-def test_check_cells_are_locked_one_line_calls_kept_by_the_student_edition(tmp_path):
-    """A grader restores locked check cells; each is a single call the student edition keeps verbatim."""
-    nb = json.loads(LAB.read_text(encoding="utf-8"))
-    (student,) = teach.make_student_edition(LAB, tmp_path)
-    stud = json.loads(student.read_text(encoding="utf-8"))
-    checks = [i for i, c in enumerate(nb["cells"]) if "check" in c["metadata"].get("tags", [])]
-    assert len(checks) == 4
-    for i in checks:
-        meta = nb["cells"][i]["metadata"]["nbgrader"]
-        assert meta["locked"] and meta["grade"] and not meta["solution"] and meta["points"] > 0
-        src = "".join(nb["cells"][i]["source"])
-        code = [line for line in src.splitlines() if line.strip() and not line.startswith("#")]
-        assert len(code) == 1 and re.fullmatch(r"teach\.check_\w+\(\w+(, \w+)?\)", code[0]), src
-        assert "".join(stud["cells"][i]["source"]) == src
-
-
-@pytest.mark.slow
-def test_student_edition_fails_only_in_the_unfinished_exercises_check_cells(tmp_path):
-    """Top to bottom with every exercise unfinished: each check reads "not attempted", nothing else fails."""
-    import nbclient
-    import nbformat
-
-    (out,) = teach.make_student_edition(LAB, tmp_path)
-    nb = nbformat.reads(out.read_text(encoding="utf-8"), as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(LAB.parent)}}).execute()
-    for i, cell in enumerate(nb.cells):
-        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
-        if "check" in cell.metadata.get("tags", []):
-            assert [e.ename for e in errors] == ["NotAttempted"], (i, errors)
-        else:
-            assert not errors, (i, cell.source[:80], errors[0].ename if errors else None)
-
-
 def test_a_prediction_that_reads_the_measurement_is_refused():
     """``def my_prediction(): return measured_drop`` runs after the measurement cell; the checker cuts it off."""
     ns = {}
