@@ -21,6 +21,16 @@ def as_array(x: Any, name: str) -> np.ndarray:
     return x
 
 
+def float_data(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` if it is a non-empty, finite float array (``TypeError`` / ``ValueError`` otherwise)."""
+    x = as_array(x, name)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name} must be a float array, got {x.dtype}")
+    if x.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return finite(x, name)
+
+
 def integer(x: Any, name: str, *, minimum: int | None = None) -> int:
     """Return ``x`` as ``int`` if it is an integer (not bool) >= ``minimum``."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):

@@ -85,13 +85,7 @@ class Observer:
         TypeError, ValueError
             If ``x`` is not a float array, is empty or has NaN/inf.
         """
-        x = _check.as_array(x, "x")
-        if x.dtype.kind != "f":
-            raise TypeError(f"x must be a float array, got {x.dtype}")
-        if x.size == 0:
-            raise ValueError("x must not be empty")
-        _check.finite(x, "x")
-        x = x.ravel().astype(np.float64)
+        x = _check.float_data(x, "x").ravel().astype(np.float64)
         self.lo, self.hi, self.count = min(self.lo, x.min()), max(self.hi, x.max()), self.count + x.size
         if self.method == "minmax":
             return self

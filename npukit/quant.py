@@ -432,12 +432,7 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
     >>> float(p.scale), int(p.zero_point)
     (0.0235294122248888, 0)
     """
-    x = _check.as_array(x, "x")
-    if x.dtype.kind != "f":
-        raise TypeError(f"x must be a float array, got {x.dtype}")
-    if x.size == 0:
-        raise ValueError("x must not be empty")
-    _check.finite(x, "x")
+    x = _check.float_data(x, "x")
     _check.one_of(method, "method", _METHODS)
     qrange(dtype)
     if not isinstance(symmetric, bool):
