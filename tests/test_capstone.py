@@ -23,6 +23,7 @@ from npukit.data import shapes_dataset
 from npukit.figures import capstone as fig
 from npukit.graphs import MachineSpec
 from npukit.models import CameraNet, summary
+from npukit.teach import capstone as teach_capstone
 from npukit.teach.core import CheckFailed, NotAttempted
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -430,9 +431,17 @@ def _reads_builtins(macs_ratio):
     return _stashed_measurement      # noqa: F821  (put into builtins by the test)
 
 
-def test_prediction_messages(loop):
-    shipped, wide = _scaled(loop, 1, 1e-4), _scaled(loop, 3, 1.2e-4)
-    teach.check_variant_prediction(lambda macs_ratio: 1.3, wide, shipped)
+@pytest.fixture(scope="module")
+def wide_loop():
+    """A variant with ×14 the MACs: its FP32 latency grows, but far less than its work."""
+    return capstone.closed_loop(capstone.variant(2.5, 48), machine=MACHINE, heldout=20, runs=5)
+
+
+def test_prediction_messages(loop, wide_loop):
+    shipped, wide = loop, wide_loop
+    ratio = teach_capstone._fp32_ratio(wide, shipped)
+    assert 1.2 < ratio < 0.7 * wide.macs / shipped.macs, ratio      # slower, but by far less than the MACs
+    teach.check_variant_prediction(eval(f"lambda macs_ratio: {ratio!r}"), wide, shipped)  # a number, no closure
     with pytest.raises(CheckFailed, match="per-layer costs"):
         teach.check_variant_prediction(lambda macs_ratio: macs_ratio, wide, shipped)
     with pytest.raises(CheckFailed, match="must be a number"):
@@ -445,6 +454,14 @@ def test_prediction_messages(loop):
         teach.check_variant_prediction(_imports_the_notebook, wide, shipped)
     with pytest.raises(CheckFailed, match="no default values"):
         teach.check_variant_prediction(lambda r, m=wide: m.latency["FP32"].median / 1e-4, wide, shipped)
+
+
+def test_the_ratio_is_timed_again_not_read_from_the_loops(loop):
+    """A loop benchmarked on a busy machine (here: faked 3× slower) does not move the ratio the check measures."""
+    busy = _scaled(loop, 1, 3 * loop.latency["FP32"].median)
+    teach.check_variant_prediction(lambda macs_ratio: 1.0, busy, loop)     # the same model: ×1 when timed again
+    with pytest.raises(CheckFailed, match=r"timed again, taking turns"):
+        teach.check_variant_prediction(lambda macs_ratio: 3.0, busy, loop)  # the stored medians' ratio fails
 
 
 def test_a_prediction_cannot_read_what_an_earlier_cell_stashed_in_builtins(monkeypatch, loop):

@@ -360,3 +360,20 @@ def test_cheat_a_prediction_that_reads_the_measurement():
     with pytest.raises(AssertionError, match=r"reads the measurement \(measured_here\)"):
         teach.check_time_prediction(predict, measured_here, n=100, tile=(8, 8, 8), t_step=1e-6)
     assert measured_here == 2.1e-3  # put back
+
+
+def test_time_prediction_survives_a_busy_t_step_cell():
+    """CI once measured t_step 1.6× slow (a busy moment) and failed a right prediction; side by side it passes."""
+    busy_t_step = 1.6 * 2.4e-6                       # what the lab's t_step cell read while the machine was busy
+    right = lambda: 5**3 * busy_t_step               # noqa: E731  the right prediction from that t_step
+    quiet_measured = 5**3 * 2.4e-6                    # the 72³ cell ran on a quiet machine
+    with pytest.raises(AssertionError, match="more than 35% apart"):
+        teach.check_time_prediction(right, quiet_measured, n=72, tile=(16, 16, 16), t_step=busy_t_step)
+    teach.check_time_prediction(right, quiet_measured, n=72, tile=(16, 16, 16), t_step=busy_t_step, step_n=128)
+    with pytest.raises(AssertionError, match=r"(?s)timed again beside the 128³ product.*with ragged edge tiles"):
+        teach.check_time_prediction(lambda: 4**3 * busy_t_step, quiet_measured, n=72, tile=(16, 16, 16),
+                                    t_step=busy_t_step, step_n=128)
+    for bad in (0, 1.5, True, "128"):
+        with pytest.raises(TypeError, match="step_n must be the side of the product"):
+            teach.check_time_prediction(right, quiet_measured, n=72, tile=(16, 16, 16), t_step=busy_t_step,
+                                        step_n=bad)
