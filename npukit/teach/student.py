@@ -126,6 +126,7 @@ def make_student_notebook(nb: dict) -> dict:
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
+            cell.get("metadata", {}).pop("execution", None)  # the instructor's run's timestamps
     return nb
 
 
