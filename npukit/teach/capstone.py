@@ -615,26 +615,18 @@ def _fp32_ratio(variant: Any, shipped: Any, rounds: int = 5, runs: int = 50) -> 
 
     The loops were benchmarked one after the other, minutes apart in a lab; a
     machine busy during one of them would move the ratio. Here each model is
-    compiled again and timed as :func:`npukit.deploy.benchmark` times it (an
-    infer request, 5 untimed inferences, then ``runs`` timed ones), ``rounds``
+    compiled again and timed by :func:`npukit.deploy.benchmark`, ``rounds``
     times in turn; the ratio is of the medians over all timed inferences, so
     a busy spell slows both models alike or is outvoted.
     """
     from .. import deploy
     from ..data import shapes_dataset
 
-    models = []
-    for loop in (variant, shipped):
-        request = deploy.compile(loop.folded, loop.device, precision="f32").create_infer_request()
-        models.append((request, shapes_dataset(1, seed=0, size=loop.net.size)[0][:1], []))
+    models = [(deploy.compile(loop.folded, loop.device, precision="f32"),
+               shapes_dataset(1, seed=0, size=loop.net.size)[0][:1], []) for loop in (variant, shipped)]
     for _ in range(rounds):
-        for request, image, times in models:
-            for _ in range(5):
-                request.infer(image)
-            for _ in range(runs):
-                t0 = _clock()
-                request.infer(image)
-                times.append(_clock() - t0)
+        for compiled, image, times in models:
+            times.extend(deploy.benchmark(compiled, image, warmup=5, runs=runs).times)
     return float(np.median(models[0][2]) / np.median(models[1][2]))
 
 
@@ -644,8 +636,9 @@ def check_variant_prediction(fn: Callable[[float], Any], variant: Any, shipped: 
     ``variant`` and ``shipped`` are the two :class:`npukit.capstone.Loop`
     runs; the MAC ratio is their MACs', and the measured ratio their FP32
     models' median latencies, timed again by the check, the two models taking
-    turns (so a machine busy while one loop was benchmarked does not move it). ``fn`` runs cut off from the notebook (it gets the MAC ratio and
-    nothing else), so it cannot read the measurement. The message explains a
+    turns (so a machine busy while one loop was benchmarked does not move it).
+    ``fn`` runs cut off from the notebook (it gets the MAC ratio and nothing
+    else), so it cannot read the measurement. The message explains a
     gap between the two ratios.
 
     Examples

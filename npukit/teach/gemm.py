@@ -518,14 +518,13 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     except (TypeError, ValueError):
         raise CheckFailed(f"{name}: return a time in seconds, such as 0.002, got {got!r}") from None
     steps = math.prod(-(-n // b) for b in tile)
-    target, per_step, seen = measured, measured / steps, f"the run measured {measured * 1e3:.3g} ms"
+    target, seen = measured, f"the run measured {measured * 1e3:.3g} ms"
     if step_n is not None:  # both products again, side by side; the answer in units of the learner's t_step
         t_n, t_ref = _side_by_side(n, step_n, tile)
-        ref_steps = math.prod(-(-step_n // b) for b in tile)
-        target = t_n / (t_ref / ref_steps) * t_step
-        per_step = t_n / steps * t_step / (t_ref / ref_steps)
+        in_steps = t_n / (t_ref / math.prod(-(-step_n // b) for b in tile))
+        target = in_steps * t_step
         seen = (f"timed again beside the {step_n}³ product, the {n}³ product takes as long as "
-                f"{t_n / (t_ref / ref_steps):.0f} of its steps, {target * 1e3:.3g} ms at your t_step "
+                f"{in_steps:.0f} of its steps, {target * 1e3:.3g} ms at your t_step "
                 f"(your measurement: {measured * 1e3:.3g} ms)")
     if abs(guess - target) <= rtol * target:
         print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms, {seen}.")
@@ -536,7 +535,7 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
     elif abs(guess / target / 1e3 - 1) <= rtol:
         hint = "that looks like milliseconds; return seconds."
     else:
-        hint = (f"the run took {per_step * 1e6:.2f} µs per step for the {steps} steps of tile {tile}, "
+        hint = (f"the run took {target / steps * 1e6:.2f} µs per step for the {steps} steps of tile {tile}, "
                 f"against the {t_step * 1e6:.2f} µs a step took when you measured t_step: a step's cost is mostly "
                 "fixed, and the arithmetic of a small tile adds little.")
     raise CheckFailed(f"{name}: you predicted {guess * 1e3:.3g} ms, {seen} "
