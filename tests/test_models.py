@@ -97,8 +97,9 @@ def test_forward_shape_dtype(net, check_images):
     logits = net(check_images)
     assert logits.shape == (N_CHECK, len(CLASSES)) and logits.dtype == np.float32
     assert net(check_images[:0]).shape == (0, len(CLASSES))
-    # batching inside __call__ does not change the answer
-    assert np.array_equal(net(check_images[:5]), logits[:5])
+    # batching inside __call__ does not change the answer beyond float32 rounding:
+    # BLAS may pick another kernel (another summation order) for another batch size
+    np.testing.assert_allclose(net(check_images[:5]), logits[:5], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(
