@@ -16,7 +16,8 @@ The invariant this module teaches:
 :func:`quantize_multiplier` writes ``M`` as ``(M0, shift)``; :func:`requantize`
 rounds ``a·M`` once, exactly, half to even, with the zero point added before
 the rounding (``onnx.reference``'s QLinearConv and QLinearMatMul) or after it
-(the operators' text, and ONNX Runtime's order), or twice, as gemmlowp does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
+(QLinearMatMul's formula, and ONNX Runtime's order), or twice, as gemmlowp
+does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
 :func:`integer_forward` runs a whole QDQ model (from :func:`npukit.ptq.to_qdq`)
 with them and nothing else. The number formats are in :mod:`npukit.quant`.
 
@@ -129,9 +130,10 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
       uses (its FakeQuantize adds the zero point, in float32, before it
       rounds).
     * ``"half_even_zp_after"`` rounds ``a·M`` once, ties to even, then adds
-      the zero point: ``round(a·M) + z``, the formula of the operators'
-      text (``saturate((x / y_scale) + y_zero_point)``, rounding
-      ``x / y_scale``) and ONNX Runtime's order (which rounds in float32).
+      the zero point: ``round(a·M) + z``, the formula QLinearMatMul's
+      text gives (``saturate((x / y_scale) + y_zero_point)``, rounding
+      ``x / y_scale``, as QuantizeLinear's; QLinearConv's text gives none)
+      and ONNX Runtime's order (which rounds in float32).
       It differs from ``"half_even"`` only on exact ties with an odd ``z``.
     * ``"double"`` is gemmlowp's (and Jacob et al.'s, TFLite's) two-step
       integer version: a rounding high multiply by ``M0`` (ties toward +inf)

@@ -240,7 +240,7 @@ def _exact_form(zero_point_first: bool):
 
 
 def test_requantize_accepts_the_zero_point_after_or_before_the_rounding(capsys):
-    """The operators' formula round(a·M) + z (ONNX Runtime's order) and onnx.reference's round(a·M + z) both pass."""
+    """QLinearMatMul's formula round(a·M) + z (ONNX Runtime's order) and onnx.reference's round(a·M + z) both pass."""
     teach.check_requantize(_exact_form(zero_point_first=False))
     teach.check_requantize(_exact_form(zero_point_first=True))
 

@@ -191,7 +191,7 @@ def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> N
 
 #: The two accepted places of the zero point: name → (what the success line says, v ↦ the integer).
 _ZP_FORMS = {
-    "after": "zero point added after the rounding, the operators' formula",
+    "after": "zero point added after the rounding, as QLinearMatMul's formula says",
     "before": "zero point added before the rounding, as onnx.reference computes",
 }
 
@@ -275,7 +275,8 @@ def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray])
     to even, add ``zero_point`` and clamp to the type. Two places of the
     zero point are accepted, because both are in use and neither is wrong:
     after the rounding, ``round(v) + zero_point`` (the formula in the text
-    of ONNX's QLinearConv and QLinearMatMul, and ONNX Runtime's order), or
+    of ONNX's QLinearMatMul, as in QuantizeLinear's, and ONNX Runtime's
+    order), or
     before it, ``round(v + zero_point)`` (what ``onnx.reference`` computes,
     and OpenVINO's order). They differ only on exact ties when the zero
     point is odd; the cases hold such ties, and the function must follow the
