@@ -143,7 +143,7 @@ class Observer:
     def _mse(self, values: np.ndarray, weights: np.ndarray, dtype: str, symmetric: bool) -> tuple[float, float]:
         """The range with the smallest quantize–dequantize error over the histogram, for ``dtype``'s grid."""
         lo, hi = _mse_clip(values, (0,), qrange(dtype), symmetric, weights, np.float64(self.lo), np.float64(self.hi))
-        return float(lo), float(hi)
+        return float(lo.ravel()[0]), float(hi.ravel()[0])
 
 
 # ---- a float model, tensor by tensor ----------------------------------------------------------

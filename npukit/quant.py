@@ -397,9 +397,9 @@ def _mse_clip(x: np.ndarray, axes: tuple, grid: tuple[int, int], symmetric: bool
     ``weights`` (a histogram's counts, with ``x`` its bin centres) weight the
     error; ``lo``/``hi`` default to the extremes of ``x``.
     """
-    lo = x.min(axis=axes, keepdims=True) if lo is None else np.asarray(lo, np.float64)
-    hi = x.max(axis=axes, keepdims=True) if hi is None else np.asarray(hi, np.float64)
-    shape = np.broadcast_shapes(np.shape(lo), np.shape(hi))
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))     # x reduced over axes, kept
+    lo = np.broadcast_to(x.min(axis=axes, keepdims=True) if lo is None else np.asarray(lo, np.float64), shape)
+    hi = np.broadcast_to(x.max(axis=axes, keepdims=True) if hi is None else np.asarray(hi, np.float64), shape)
     best = np.full(shape, np.inf)
     best_t = np.ones(shape)
 
