@@ -459,7 +459,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     --------
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
-    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales)'
+    'weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)'
     """
     from onnx import numpy_helper
 
@@ -478,7 +478,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales)",
+        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)",
                   f"{n_int8 + rest:,} B (float32 weights: {4 * n_int8:,} B)", "npukit.ptq.to_qdq initializers"),
         tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
                   "npukit.qarith.integer_forward on 500 held-out images, min-max calibration on 128"),

@@ -431,9 +431,10 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     Each Conv or Gemm between dequantized int8 weights and a dequantized uint8
     activation becomes :func:`qconv` / :func:`qmatmul`
     (int32 sums, int32 bias); a Relu followed by a QuantizeLinear becomes
-    `requantize` (``M = s_x·s_w / s_y`` in float32, as
-    QLinearConv computes it, written exactly as ``M0``, ``shift``) and a clamp
-    at the output zero point; a GlobalAveragePool sums integers and
+    :func:`requantize` (``M = s_x·s_w / s_y`` in float32, as
+    ``onnx.reference``'s QLinearConv computes it, written exactly as ``M0``
+    and ``shift``; the zero point added before the one rounding, as there)
+    and a clamp at the output zero point; a GlobalAveragePool sums integers and
     requantizes by ``s_x / (H·W·s_y)``. Only the input's QuantizeLinear and
     the logits' final rescale touch floats.
 

@@ -7,7 +7,8 @@ The invariant this module teaches:
     the even integer, the zero point added after rounding and the result
     clamped to the type's range: ONNX QuantizeLinear / DequantizeLinear, bit
     for bit. A smaller *float* format (bf16, fp16, FP8) is the other way to
-    spend fewer bits: no scale to choose, but fewer significand bits.
+    spend fewer bits: its exponent adapts to each value, but its range is
+    fixed, so FP8 too is used with a scale per tensor.
 
 :func:`quantize` / :func:`dequantize` are the ONNX operators (per tensor, per
 axis, blocked) and :func:`fake_quantize` is the same operator as OpenVINO
