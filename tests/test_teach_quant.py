@@ -409,11 +409,20 @@ def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
 
 
 def test_the_predicted_case_is_not_published_in_chapter_6():
-    """Lab 6 asks for a set the chapter does not measure: every dim set on the page names its background."""
+    """Lab 6 asks for a set the chapter does not measure: every dim set the page's code draws names its background."""
+    import ast
+
     page = (Path(__file__).parent.parent / "chapters" / "06_quant.md").read_text(encoding="utf-8")
     assert tq._PREDICTION_SET == {"brightness": (0.2, 0.4)}
-    dim = [line for line in page.splitlines() if re.search(r"brightness\W+\(0\.2, 0\.4\)", line)]
-    assert dim and all("background" in line for line in dim), dim
+    dim = []
+    for cell in re.findall(r"```\{code-cell\} ipython3\n(.*?)```", page, re.S):
+        code = "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call):
+                kw = {k.arg: k.value for k in node.keywords}
+                if "brightness" in kw and ast.literal_eval(kw["brightness"]) == (0.2, 0.4):
+                    dim.append("background" in kw)
+    assert dim and all(dim)
 
 
 def test_a_prediction_that_reads_the_measurement_is_refused():
