@@ -205,10 +205,10 @@ def test_clipping_figure_clips_cameranets_activation_at_the_4_bit_optimum():
     from npukit.models import CameraNet
 
     act = CameraNet.pretrained().activations(shapes_dataset(64, seed=7)[0])["block2.pw_relu"]
-    fig = fq.clipping_figure(act, bits=(8, 4), methods=("minmax", "mse"))
+    fig = fq.clipping_figure(act, bits=(4,), methods=("mse",))
     step = next(s for s in fig.layout.sliders[0].steps if s.label == "4-bit mse")
     top = max(shape.x0 for shape in step.args[1]["shapes"])
-    want, err = _brute_force_top(act, 4)
+    want, err = _brute_force_top(act, 4, n=1000)
     assert _mse_of(act, top, 4) <= err * 1.002
     assert abs(top - want) < 0.05 * want
     assert f"MSE {_mse_of(act, top, 4):.2e}" in step.args[1]["title.text"]
