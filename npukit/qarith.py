@@ -123,23 +123,16 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     """Bring int32 accumulators back to a quantized type: ``saturate(round(acc·M0·2^−(31+shift)) + z)``.
 
     Three roundings, each exact (integer arithmetic, no float32 step):
-
-    * ``"half_even"`` rounds once, ties to even, the value with the zero
-      point already added: ``round(a·M + z)``. This is what ``onnx.reference``
-      computes for QLinearConv and QLinearMatMul, and the order OpenVINO
-      uses (its FakeQuantize adds the zero point, in float32, before it
-      rounds).
-    * ``"half_even_zp_after"`` rounds ``a·M`` once, ties to even, then adds
-      the zero point: ``round(a·M) + z``, the formula QLinearMatMul's
-      text gives (``saturate((x / y_scale) + y_zero_point)``, rounding
-      ``x / y_scale``, as QuantizeLinear's; QLinearConv's text gives none)
-      and ONNX Runtime's order (which rounds in float32).
-      It differs from ``"half_even"`` only on exact ties with an odd ``z``.
-    * ``"double"`` is gemmlowp's (and Jacob et al.'s, TFLite's) two-step
-      integer version: a rounding high multiply by ``M0`` (ties toward +inf)
-      and then a rounding right shift (ties away from zero), the zero point
-      added after; the first rounding can push the second across a tie, so
-      it sometimes differs by one step.
+    ``"half_even"``, ``round(a·M + z)`` once, ties to even: what
+    ``onnx.reference`` computes for QLinearConv and QLinearMatMul, and
+    OpenVINO's order (its FakeQuantize adds z, in float32, before it rounds);
+    ``"half_even_zp_after"``, ``round(a·M) + z``: QLinearMatMul's formula
+    (as QuantizeLinear's) and ONNX Runtime's order (which rounds in float32),
+    different from the first only on exact ties with an odd ``z``;
+    ``"double"``, gemmlowp's (Jacob et al.'s, TFLite's) two integer
+    roundings, a rounding high multiply by ``M0`` (ties toward +inf) and a
+    rounding right shift (ties away from zero), then ``+ z``: the first can
+    push the second across a tie, one step off.
 
     See chapter 6, "Integer-only inference" (chapters/06_quant.md).
 

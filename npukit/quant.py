@@ -377,75 +377,67 @@ def _from_range(lo: np.ndarray, hi: np.ndarray, grid: str | tuple[int, int], sym
     return scale, zp
 
 
-def _mse_error(x: np.ndarray, weights: np.ndarray | None, axes: tuple, lo: np.ndarray, hi: np.ndarray,
-               grid: tuple[int, int], symmetric: bool) -> np.ndarray:
-    """Mean squared quantize–dequantize error of ``x`` (weighted) with the range [lo, hi] on ``grid``."""
-    scale, zp = _from_range(lo, hi, grid, symmetric)
-    q = np.clip(np.rint(x / scale).astype(np.float64) + zp, *grid)
-    err = ((q - zp) * scale - x) ** 2
-    if weights is None:
-        return err.mean(axis=axes, keepdims=True)
-    return (weights * err).sum(axis=axes, keepdims=True) / weights.sum(axis=axes, keepdims=True)
-
-
 def _mse_clip(x: np.ndarray, axes: tuple, grid: tuple[int, int], symmetric: bool,
               weights: np.ndarray | None = None, lo: Any = None, hi: Any = None) -> tuple:
     """The range [t·lo, t·hi] whose quantize–dequantize error on ``grid`` is smallest.
 
-    ``t`` is searched on 64 points in (0, 1], then on 64 points around the
-    best one (one coarse step either side): the optimum moves with the
-    number of levels, so the search must be done for the grid in use.
-    ``weights`` (a histogram's counts, with ``x`` its bin centres) weight the
+    ``t`` is searched on 64 points in (0, 1], then on 65 points within one
+    coarse step of the best: the optimum moves with the number of levels.
+    ``weights`` (a histogram's counts, ``x`` its bin centres) weight the
     error; ``lo``/``hi`` default to the extremes of ``x``.
     """
     shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))     # x reduced over axes, kept
     lo = np.broadcast_to(x.min(axis=axes, keepdims=True) if lo is None else np.asarray(lo, np.float64), shape)
     hi = np.broadcast_to(x.max(axis=axes, keepdims=True) if hi is None else np.asarray(hi, np.float64), shape)
-    best = np.full(shape, np.inf)
-    best_t = np.ones(shape)
-
-    def search(ts: np.ndarray) -> None:
-        nonlocal best, best_t
-        for t in ts:
-            t = np.broadcast_to(t, shape)
-            err = _mse_error(x, weights, axes, lo * t, hi * t, grid, symmetric)
-            pick = err <= best                        # ties: the wider range (t grows within a pass)
-            best, best_t = np.where(pick, err, best), np.where(pick, t, best_t)
-
+    w = np.ones_like(x) if weights is None else weights
+    best, best_t = np.full(shape, np.inf), np.ones(shape)
     n = 64
-    search(np.linspace(1.0 / n, 1.0, n))
-    coarse = best_t.copy()
-    for k in np.linspace(-1.0, 1.0, n + 1):          # the same points for every channel, shifted by its best t
-        search([np.clip(coarse + k / n, 1.0 / (4 * n), 1.0)])
+    for k, t in enumerate([*np.linspace(1.0 / n, 1.0, n), *np.linspace(-1.0, 1.0, n + 1)]):
+        if k == n:
+            coarse = best_t.copy()                   # then the same offsets around each slice's best t
+        t = np.broadcast_to(t if k < n else np.clip(coarse + t / n, 1.0 / (4 * n), 1.0), shape)
+        scale, zp = _from_range(lo * t, hi * t, grid, symmetric)
+        q = np.clip(np.rint(x / scale).astype(np.float64) + zp, *grid)
+        err = (w * ((q - zp) * scale - x) ** 2).sum(axis=axes, keepdims=True) / w.sum(axis=axes, keepdims=True)
+        pick = err <= best                           # ties: the wider range (t grows within a pass)
+        best, best_t = np.where(pick, err, best), np.where(pick, t, best_t)
     return lo * best_t, hi * best_t
 
 
-def _range(x: np.ndarray, axes: tuple, grid: tuple[int, int], symmetric: bool, method: str,
+def _range(x: Any, axis: int | None, grid: tuple[int, int], symmetric: Any, method: Any,
            percentile: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The [lo, hi] of ``method`` for data ``x`` (float64) reduced over ``axes``, for ``grid``."""
+    """Check the arguments; the [lo, hi] of ``method`` for data ``x`` on ``grid``, with kept dimensions."""
+    x = _check.float_data(x, "x")
+    _check.one_of(method, "method", _METHODS)
+    if not isinstance(symmetric, bool):
+        raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+    axes = _reduce_axes(x, axis)
+    x = x.astype(np.float64)
     if method == "minmax":
         return x.min(axis=axes, keepdims=True), x.max(axis=axes, keepdims=True)
-    if method == "percentile":
-        if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
-            raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
-        if symmetric:
-            hi = np.percentile(np.abs(x), percentile, axis=axes, keepdims=True)
-            return -hi, hi
-        return (np.percentile(x, 100 - percentile, axis=axes, keepdims=True),
-                np.percentile(x, percentile, axis=axes, keepdims=True))
-    return _mse_clip(x, axes, grid, symmetric)
+    if method == "mse":
+        return _mse_clip(x, axes, grid, symmetric)
+    if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
+        raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
+    if symmetric:
+        hi = np.percentile(np.abs(x), percentile, axis=axes, keepdims=True)
+        return -hi, hi
+    return (np.percentile(x, 100 - percentile, axis=axes, keepdims=True),
+            np.percentile(x, percentile, axis=axes, keepdims=True))
 
 
 def choose_range(x: np.ndarray, bits: int = 8, symmetric: bool = True, axis: int | None = None,
                  method: str = "minmax", *, percentile: float = 99.99) -> tuple[np.ndarray, np.ndarray]:
     """The range [lo, hi] a quantizer on a ``bits``-bit grid covers (per tensor, or per slice along ``axis``).
 
-    The grid is signed, ``[−2^(bits−1), 2^(bits−1) − 1]``, when ``symmetric``
-    and unsigned, ``[0, 2^bits − 1]``, otherwise. ``"minmax"`` and
-    ``"percentile"`` do not depend on it; ``"mse"`` does: the clip that
-    minimises the quantize–dequantize error moves in as the levels get
-    coarser, so it is searched for this grid. :func:`choose_qparams` is this
-    range turned into a scale and zero point for an integer type.
+    ``method``: ``"minmax"`` (the extremes), ``"percentile"`` (the
+    ``percentile``-th and ``100 − percentile``-th percentiles, or of ``|x|``
+    when symmetric) or ``"mse"`` (the clip with the smallest mean squared
+    quantize–dequantize error on the grid: signed,
+    ``[−2^(bits−1), 2^(bits−1) − 1]``, when ``symmetric``, else unsigned,
+    ``[0, 2^bits − 1]``). Only ``"mse"`` depends on the grid: its clip moves
+    in as the levels get coarser. :func:`choose_qparams` turns such a range
+    into a scale and zero point.
     See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
 
     Parameters
@@ -479,15 +471,10 @@ def choose_range(x: np.ndarray, bits: int = 8, symmetric: bool = True, axis: int
     >>> [round(float(choose_range(x, b, False, method="mse")[1]), 2) for b in (8, 4)]   # fewer levels: clip lower
     [9.18, 6.17]
     """
-    x = _check.float_data(x, "x")
     bits = _check.integer(bits, "bits", minimum=2)
     if bits > 16:
         raise ValueError(f"bits must be at most 16, got {bits}")
-    _check.one_of(method, "method", _METHODS)
-    if not isinstance(symmetric, bool):
-        raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
-    axes = _reduce_axes(x, axis)
-    lo, hi = _range(x.astype(np.float64), axes, _grid(bits, symmetric), symmetric, method, percentile)
+    lo, hi = _range(x, axis, _grid(bits, symmetric is True), symmetric, method, percentile)
     return (lo.reshape(()), hi.reshape(())) if axis is None else (lo.ravel(), hi.ravel())
 
 
@@ -495,12 +482,8 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
                    method: str = "minmax", *, percentile: float = 99.99) -> QParams:
     """Pick scale and zero point for ``x`` (per tensor, or per slice along ``axis``).
 
-    The range [lo, hi] comes from ``method``: ``"minmax"`` (the extremes),
-    ``"percentile"`` (the ``percentile``-th and ``100 − percentile``-th
-    percentiles, or of ``|x|`` when symmetric) or ``"mse"`` (the clipping that
-    minimises the mean squared quantize–dequantize error on this ``dtype``'s
-    grid; :func:`choose_range` searches it for any number of bits).
-    The range always includes 0, so that zero is exact. Asymmetric:
+    The range [lo, hi] is :func:`choose_range`'s, on this ``dtype``'s grid,
+    widened to include 0 so that zero is exact. Asymmetric:
     ``scale = (hi − lo)/(qmax − qmin)``, ``zero_point = qmin − round(lo/scale)``.
     Symmetric: ``scale = max(|lo|, hi)/127`` for 8 bits (−127…127, "narrow
     range") and zero point 0 (128 for unsigned types).
@@ -508,16 +491,11 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
 
     Parameters
     ----------
-    x : numpy.ndarray
-        float32 or float64 data, finite, not empty.
     dtype : str
         A key of :data:`DTYPES`.
-    symmetric : bool
-    axis : int, optional
-        Per-channel along this axis (weights: 0 for a Conv's output channels).
-    method : {"minmax", "percentile", "mse"}
-    percentile : float
-        In (50, 100], for ``method="percentile"``.
+    x, symmetric, axis, method, percentile
+        As for :func:`choose_range` (weights per channel: axis 0, a Conv's
+        output channels).
 
     Returns
     -------
@@ -538,17 +516,12 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
     >>> float(p.scale), int(p.zero_point)
     (0.0235294122248888, 0)
     """
-    x = _check.float_data(x, "x")
-    _check.one_of(method, "method", _METHODS)
     grid = qrange(dtype)
-    if not isinstance(symmetric, bool):
-        raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
-    axes = _reduce_axes(x, axis)
-    lo, hi = _range(x.astype(np.float64), axes, grid, symmetric, method, percentile)
+    lo, hi = _range(x, axis, grid, symmetric, method, percentile)
     scale, zp = _from_range(lo, hi, grid, symmetric)
     if axis is None:
         return QParams(scale.reshape(()), zp.reshape(()), dtype, None)
-    return QParams(scale.ravel(), zp.ravel(), dtype, axis % x.ndim)
+    return QParams(scale.ravel(), zp.ravel(), dtype, axis % np.ndim(x))
 
 
 # ---- low-precision floats ------------------------------------------------------------------
