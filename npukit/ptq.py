@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _check
 from .qarith import _attrs, _conv, _graph, integer_forward
-from .quant import QParams, _float32, _from_range, choose_qparams, qrange
+from .quant import QParams, _float32, _from_range, _mse_clip, choose_qparams, qrange
 
 if TYPE_CHECKING:
     from . import tally
@@ -141,15 +141,9 @@ class Observer:
         return max(lo, self.lo), min(hi, self.hi)
 
     def _mse(self, values: np.ndarray, weights: np.ndarray, dtype: str, symmetric: bool) -> tuple[float, float]:
-        qmin, qmax = qrange(dtype)
-        best = (np.inf, self.lo, self.hi)
-        for t in np.linspace(1 / 60, 1.0, 60):
-            scale, zp = _from_range(np.float64(self.lo * t), np.float64(self.hi * t), dtype, symmetric)
-            q = np.clip(np.rint(values / scale) + zp, qmin, qmax)
-            err = float(np.sum(weights * ((q - zp) * scale - values) ** 2))
-            if err <= best[0]:
-                best = (err, self.lo * t, self.hi * t)
-        return best[1], best[2]
+        """The range with the smallest quantize–dequantize error over the histogram, for ``dtype``'s grid."""
+        lo, hi = _mse_clip(values, (0,), qrange(dtype), symmetric, weights, np.float64(self.lo), np.float64(self.hi))
+        return float(lo.ravel()[0]), float(hi.ravel()[0])
 
 
 # ---- a float model, tensor by tensor ----------------------------------------------------------
@@ -465,7 +459,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     --------
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
-    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales)'
+    'weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)'
     """
     from onnx import numpy_helper
 
@@ -484,7 +478,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales)",
+        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)",
                   f"{n_int8 + rest:,} B (float32 weights: {4 * n_int8:,} B)", "npukit.ptq.to_qdq initializers"),
         tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
                   "npukit.qarith.integer_forward on 500 held-out images, min-max calibration on 128"),

@@ -8,13 +8,16 @@ The invariant this module teaches:
     ``a = Σ q_w (q_x − z_x) + q_b`` is an exact int32 sum. Bringing it back
     to 8 bits with scale ``s_y`` multiplies by ``M = s_x s_w / s_y``, written
     as an int32 ``M0`` in [2^30, 2^31) and a right shift, ``M = M0·2^−(31+shift)``,
-    and rounds once (Jacob et al. 2018). Two correct implementations may
-    round differently (ties, or two roundings instead of one): a bit-exact
-    comparison must fix the rounding first.
+    and rounds (Jacob et al. 2018). Correct implementations differ in where
+    the output zero point goes (before or after the rounding: they disagree
+    on ties when it is odd), in how many times they round, and in float32
+    steps: a bit-exact comparison must fix all three first.
 
 :func:`quantize_multiplier` writes ``M`` as ``(M0, shift)``; :func:`requantize`
-rounds ``a·M`` once, half to even (ONNX QLinearConv's reference), or twice,
-as gemmlowp does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
+rounds ``a·M`` once, exactly, half to even, with the zero point added before
+the rounding (``onnx.reference``'s QLinearConv and QLinearMatMul) or after it
+(QLinearMatMul's formula, and ONNX Runtime's order), or twice, as gemmlowp
+does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
 :func:`integer_forward` runs a whole QDQ model (from :func:`npukit.ptq.to_qdq`)
 with them and nothing else. The number formats are in :mod:`npukit.quant`.
 
@@ -119,13 +122,17 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
                rounding: str = "half_even") -> np.ndarray:
     """Bring int32 accumulators back to a quantized type: ``saturate(round(acc·M0·2^−(31+shift)) + z)``.
 
-    ``rounding="half_even"`` rounds once, exactly, ties to even, on the value
-    with the zero point added (what ONNX QLinearMatMul/QLinearConv's
-    reference does). ``rounding="double"`` is gemmlowp's (and Jacob et al.'s)
-    two-step integer version: a rounding high multiply by ``M0`` (ties toward
-    +inf) and then a rounding right shift (ties away from zero), the zero
-    point added after; the first rounding can push the second across a tie,
-    so it sometimes differs by one step.
+    Three roundings, each exact (integer arithmetic, no float32 step):
+    ``"half_even"``, ``round(a·M + z)`` once, ties to even: what
+    ``onnx.reference`` computes for QLinearConv and QLinearMatMul, and
+    OpenVINO's order (its FakeQuantize adds z, in float32, before it rounds);
+    ``"half_even_zp_after"``, ``round(a·M) + z``: QLinearMatMul's formula
+    (as QuantizeLinear's) and ONNX Runtime's order (which rounds in float32),
+    different from the first only on exact ties with an odd ``z``;
+    ``"double"``, gemmlowp's (Jacob et al.'s, TFLite's) two integer
+    roundings, a rounding high multiply by ``M0`` (ties toward +inf) and a
+    rounding right shift (ties away from zero), then ``+ z``: the first can
+    push the second across a tie, one step off.
 
     See chapter 6, "Integer-only inference" (chapters/06_quant.md).
 
@@ -140,7 +147,7 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
         The output's zero point.
     dtype : str
         The output type (a key of :data:`npukit.quant.DTYPES`).
-    rounding : {"half_even", "double"}
+    rounding : {"half_even", "half_even_zp_after", "double"}
 
     Returns
     -------
@@ -161,6 +168,10 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     [2, 4, -2]
     >>> requantize(np.int32([10, 14, -6]), m0, shift, 0, "int8", rounding="double").tolist()
     [3, 4, -2]
+    >>> requantize(np.int32([2, 6, 10]), m0, shift, 3, "int8").tolist()    # 0.5, 1.5, 2.5 and z = 3
+    [4, 4, 6]
+    >>> requantize(np.int32([2, 6, 10]), m0, shift, 3, "int8", rounding="half_even_zp_after").tolist()
+    [3, 5, 5]
     """
     acc = _check.as_array(acc, "acc")
     if acc.dtype.kind not in "iu":
@@ -169,7 +180,7 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     if acc.size and (acc.min() < -2**31 or acc.max() >= 2**31):
         raise ValueError("acc must hold int32 values")
     lo, hi, store = DTYPES[_check.one_of(dtype, "dtype", tuple(DTYPES))]
-    _check.one_of(rounding, "rounding", ("half_even", "double"))
+    _check.one_of(rounding, "rounding", ("half_even", "half_even_zp_after", "double"))
     m0, n = np.asarray(multiplier), np.asarray(shift)
     if m0.dtype.kind not in "iu" or n.dtype.kind not in "iu":
         raise TypeError("multiplier and shift must be integers (from quantize_multiplier)")
@@ -184,6 +195,8 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     z = z.astype(np.int64)
     if rounding == "half_even":
         q = _shift_round_half_even(acc * m0, 31 + n, z)
+    elif rounding == "half_even_zp_after":
+        q = _shift_round_half_even(acc * m0, 31 + n, np.zeros_like(z)) + z
     else:                                                 # gemmlowp: all in int32
         left, right = np.maximum(-n, 0), np.maximum(n, 0)
         shifted = acc << left
@@ -411,9 +424,10 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     Each Conv or Gemm between dequantized int8 weights and a dequantized uint8
     activation becomes :func:`qconv` / :func:`qmatmul`
     (int32 sums, int32 bias); a Relu followed by a QuantizeLinear becomes
-    `requantize` (``M = s_x·s_w / s_y`` in float32, as
-    QLinearConv computes it, written exactly as ``M0``, ``shift``) and a clamp
-    at the output zero point; a GlobalAveragePool sums integers and
+    :func:`requantize` (``M = s_x·s_w / s_y`` in float32, as
+    ``onnx.reference``'s QLinearConv computes it, written exactly as ``M0``
+    and ``shift``; the zero point added before the one rounding, as there)
+    and a clamp at the output zero point; a GlobalAveragePool sums integers and
     requantizes by ``s_x / (H·W·s_y)``. Only the input's QuantizeLinear and
     the logits' final rescale touch floats.
 

@@ -27,6 +27,18 @@ def test_observer_accumulates_like_one_batch():
     assert np.percentile(whole, 99.99) <= top + 2 * h2.radius / h2.bins
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "uint4"])
+def test_mse_observer_finds_the_clip_of_the_data_on_its_grid(dtype):
+    """The histogram observer's MSE clip is the data's MSE clip (quant.choose_qparams), to within a bin or two."""
+    rng = np.random.default_rng(4)
+    x = np.maximum(rng.standard_normal(40000) * rng.exponential(1.0, 40000), 0).astype(np.float32)
+    obs = ptq.Observer("mse").update(x[:20000]).update(x[20000:])
+    got, want = obs.qparams(dtype, symmetric=False), quant.choose_qparams(x, dtype, False, method="mse")
+    top = {k: float(p.scale) * quant.qrange(dtype)[1] for k, p in (("got", got), ("want", want))}
+    assert abs(top["got"] - top["want"]) < 3 * 2 * obs.radius / obs.bins + 0.01 * top["want"]
+    assert top["got"] < float(x.max())                       # it clips
+
+
 def test_observer_refuses_empty_and_nan():
     with pytest.raises(ValueError, match="no data"):
         ptq.Observer().qparams()

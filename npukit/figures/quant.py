@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _check, viz
-from ..quant import QParams, choose_qparams, qrange
+from ..quant import QParams, _from_range, choose_range, qrange
 
 __all__ = [
     "clipping_figure",
@@ -31,9 +31,11 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     """Interactive figure: a tensor's histogram, the clip range and the error of each quantizer choice.
 
     One slider position per (bits, method): unsigned asymmetric quantization
-    to ``2^bits`` levels with the range from ``method``
-    (:func:`npukit.quant.choose_qparams`). Dashed lines mark the clip points;
-    the title gives the mean squared error and the share of values clipped.
+    to ``2^bits`` levels with the range from ``method``, chosen for that
+    number of levels (:func:`npukit.quant.choose_range`: the MSE-optimal
+    clip moves in as the levels get coarser). Dashed lines mark the clip
+    points; the title gives the mean squared error and the share of values
+    clipped.
 
     See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
 
@@ -77,11 +79,11 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     figs, labels = [], []
     for b in bits:
         for m in _check.sequence(list(methods), "methods", min_length=1):
-            p = choose_qparams(x, "uint8", False, method=m, percentile=percentile)
             levels = 2**b
-            scale = float(p.scale) * 255 / (levels - 1)             # same range, fewer levels
-            zp = int(np.clip(np.rint(-float(p.scale) * (0 - int(p.zero_point)) / scale), 0, levels - 1))
-            q = np.clip(np.rint(x / scale) + zp, 0, levels - 1)
+            lo, hi = choose_range(x, b, False, method=m, percentile=percentile)    # searched for b bits
+            s, z = _from_range(lo, hi, (0, levels - 1), False)
+            scale, zp = float(s), int(z)
+            q = np.clip(np.rint(x / np.float32(scale)) + zp, 0, levels - 1)
             err = float(np.mean(((q - zp) * scale - x) ** 2))
             lo, hi = -zp * scale, (levels - 1 - zp) * scale
             clipped = float(np.mean((x > hi + scale / 2) | (x < lo - scale / 2)))

@@ -20,6 +20,7 @@ CASES = [
     bad(qarith.requantize, ACC, 2**30, -40, names="shift"),
     bad(qarith.requantize, ACC, 2**30, 0, 300, names="zero_point"),
     bad(qarith.requantize, ACC, 2**30, 0, rounding="up", names="rounding"),
+    bad(qarith.requantize, ACC, 2**30, 0, rounding="zp_after", names="rounding"),
     bad(qarith.qmatmul, np.float32([[1]]), 0, np.int8([[1]]), exc=TypeError, names="a"),
     bad(qarith.qmatmul, np.uint8([[1, 2]]), 0, np.int8([[1, 2]]), names="a.shape"),
     bad(qarith.qconv, np.zeros((1, 2, 4, 4), np.uint8), 0, np.zeros((1, 3, 1, 1), np.int8), names="groups"),
