@@ -110,7 +110,7 @@ browser-check: $(STAMP)
 # committed copy of that output, which the unit tests compare against.
 SSVENV  := .venv-scalesim
 SSSTAMP := $(SSVENV)/.installed
-SSREF   := tests/data/scalesim_reference.json
+SSREF   := npukit/data/scalesim_reference.json
 
 $(SSSTAMP):
 	@test -x $(SSVENV)/bin/python || $(PYTHON) -m venv $(SSVENV)

@@ -210,7 +210,7 @@ def _layers(folded: Any, net: CameraNet, machine: MachineSpec, profiles: dict) -
         e = est[c.name]
         L = e.layer
         t_array = max(e.cycles / NPU_ARRAY["clock_hz"],
-                      dram_bytes(L.M, L.N, L.K, itemsize=1, out_itemsize=1) * L.count / NPU_ARRAY["dram_bandwidth"])
+                      dram_bytes(L) / NPU_ARRAY["dram_bandwidth"])
         rows.append(LayerRow(c.name, L.kind or c.op_type, c.macs, c.flops, c.bytes, int8[c.name],
                              machine.bound(c.flops / c.bytes),
                              1e6 * max(c.flops / machine.peak_flops, c.bytes / machine.bandwidth), e.cycles,

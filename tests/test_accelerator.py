@@ -54,7 +54,39 @@ def test_tops_and_machine():
     assert accelerator.peak_tops(128, 128, 1e9, ops_per_mac=1) == pytest.approx(16.384)
     m = accelerator.array_machine(128, 128, 1e9, 50e9)
     assert m.peak_flops == pytest.approx(32.768e12) and m.ridge == pytest.approx(32.768e12 / 50e9)
-    assert accelerator.dram_bytes(4, 5, 6, itemsize=1, out_itemsize=4) == 24 + 30 + 80
+    # a GEMM layer's operands as stored: A 4×6, B 6×5, C 4×5
+    gemm = accelerator.Layer("g", 4, 5, 6)
+    assert accelerator.dram_bytes(gemm, itemsize=1, out_itemsize=4) == 24 + 30 + 80
+    assert accelerator.dram_bytes(gemm) == 24 + 30 + 20                     # INT8 output by default
+    with pytest.raises(TypeError, match="layer"):
+        accelerator.dram_bytes(4, 5, 6)
+
+
+def test_dram_bytes_count_each_tensor_once_as_op_counts_does():
+    # chapter 3's op_counts (itemsize 1) on CameraNet's ONNX graph is the reference:
+    # a convolution reads its input tensor once, not its im2col matrix
+    from npukit import graphs
+    from npukit.models import CameraNet
+
+    net = CameraNet()
+    want = {c.name: c.bytes for c in graphs.op_counts(net.to_onnx(), itemsize=1) if c.op_type in ("Conv", "Gemm")}
+    for mode in ("per-channel", "dense"):
+        got = {x.name: accelerator.dram_bytes(x) for x in accelerator.cameranet_layers(net, depthwise=mode)}
+        assert got == want
+    stem = accelerator.cameranet_layers(net)[0]
+    assert stem.M * stem.K > stem.inputs == 3 * 32 * 32          # im2col repeats the input pixels
+
+
+def test_resnet18_tensors_by_hand():
+    t = {x.name.split(",")[0]: x for x in accelerator.resnet18_layers()}
+    assert t["conv1 7×7/2"].inputs == 3 * 224 * 224
+    assert t["conv2 3×3"].inputs == 4 * 64 * 56 * 56 and t["conv2 3×3"].weights == 4 * 9 * 64 * 64
+    assert t["conv3 proj 1×1/2"].inputs == 64 * 56 * 56 and t["conv3 proj 1×1/2"].outputs == 128 * 28 * 28
+    assert t["conv5 3×3"].inputs == 3 * 512 * 7 * 7
+    assert t["fc 512→1000"].inputs == 512 and t["fc 512→1000"].weights == 512 * 1000
+    # 2·MACs / bytes for the projection of stage 3 (the issue's hand count: 42 op/byte)
+    proj = t["conv3 proj 1×1/2"]
+    assert round(2 * proj.macs / accelerator.dram_bytes(proj)) == 42
 
 
 def _conflicts_by_hand(addresses, banks):

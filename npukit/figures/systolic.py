@@ -56,7 +56,7 @@ def _frames(sim: Simulation, df: str, fold_cycles: int) -> list[tuple[str, np.nd
         labels = [_cell_text(tr, t, r, c) for r in range(R) for c in range(C)]
         phase = "weight preload" if df == "ws" and tr["phase"][t] == 0 else \
             "input preload" if tr["phase"][t] == 0 else "compute"
-        caption = (f"{_NAMES[df]}: cycle {t} of {sim.cycles}, fold {int(tr['fold'][t]) + 1} of "
+        caption = (f"{_NAMES[df]}: cycle {t} of 0–{sim.last_cycle}, fold {int(tr['fold'][t]) + 1} of "
                    f"{len(sim.fold_cycles)} ({fold_cycles} cycles each), {phase}; "
                    f"{int(tr['busy'][t].sum())} of {R * C} PEs busy")
         out.append((f"{df}-{t}", state, labels, caption))
@@ -161,15 +161,17 @@ def dataflow_figure(M: int = 6, N: int = 5, K: int = 4) -> Any:
 
 
 def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
-                     dataflows: Sequence[str] = DATAFLOWS) -> Any:
+                     dataflows: Sequence[str] = ("ws", "os", "is")) -> Any:
     """An animation of ``A @ B`` on a small array, cycle by cycle, from :func:`npukit.systolic.simulate`.
 
     Each cell is a PE: grey when idle, blue while it holds a stationary
-    value (a weight, an input or an accumulating output), orange in a cycle
+    value (a weight, an input, or in output-stationary the sum of its
+    ``C[m, n]`` from its first MAC to the end of the fold), orange in a cycle
     where it does a MAC; its label names the elements of ``A``, ``B`` and
-    ``C`` it holds. One slider runs over every cycle of every dataflow; the
-    buttons play one dataflow from its first cycle. Plotly frames, so it
-    works in a static page.
+    ``C`` it holds. One slider runs over every cycle of every dataflow, in
+    the order of ``dataflows`` (weight-stationary first, as the chapter
+    describes it); the buttons play one dataflow from its first cycle.
+    Plotly frames, so it works in a static page.
 
     Parameters
     ----------
@@ -178,7 +180,7 @@ def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
     rows, cols : int
         Array size.
     dataflows : sequence of str
-        Which of ``"os"``, ``"ws"``, ``"is"`` to include, in order.
+        Which of ``"ws"``, ``"os"``, ``"is"`` to include, in order.
 
     Returns
     -------
