@@ -324,8 +324,14 @@ def test_numeric_answer_recomputed(q):
         assert "{" not in inst.text and "{" not in inst.solution, f"{q.id}: an unfilled placeholder"
         for value, _ in inst.mistakes:
             assert abs(value - inst.answer) > inst.tolerance, f"{q.id}: a mistake inside the tolerance"
-        if inst.tolerance:   # the rounding the text asks for lies inside the tolerance
+        if inst.tolerance:
             assert inst.tolerance < 0.01 * max(abs(inst.answer), 1), f"{q.id}: tolerance too loose"
+        asked = re.search(r"\((One|Two|Three|Four) decimals?\.\)", inst.text)
+        if asked:            # the answer rounded as the text asks is accepted, with a float's margin to spare
+            digits = ["One", "Two", "Three", "Four"].index(asked.group(1)) + 1
+            assert abs(round(inst.answer, digits) - inst.answer) < inst.tolerance - 1e-9, f"{q.id} {inst.params}"
+        else:                # no rounding asked: the answer is exact in a few decimals
+            assert abs(inst.answer * 1e4 - round(inst.answer * 1e4)) < 1e-6, f"{q.id} {inst.params}: {inst.answer}"
 
 
 def test_the_chapter_examples_agree_with_the_bank():

@@ -93,7 +93,7 @@ QUESTIONS = [
          "Right: a fully connected layer on one image has a single output position."),
         [("`block3.pw`, which holds the most weights.",
           "It holds the most weights, but uses each one at all 4×4 output positions."),
-         ("The depthwise layers, which do the fewest MACs.",
+         ("The depthwise layers, which do few MACs.",
           "Few MACs, but also few weights: each weight is used at every output pixel of its channel."),
          ("`stem.conv`, whose input has only 3 channels.",
           "Its 16×16 output gives each weight 256 uses, as many as any layer.")],
@@ -106,8 +106,8 @@ QUESTIONS = [
          "`INFERENCE_PRECISION_HINT` to `f32`.", "Right: on CPUs with bf16 support, bf16 is the default."),
         [("Whether the model needs more training.", "Training does not change how two runtimes compute the same "
           "weights."),
-         ("The ONNX opset version of the export.", "An opset mismatch fails to load or changes semantics, not the "
-          "third decimal of every logit."),
+         ("The ONNX opset version of the export.", "An opset mismatch fails to load or changes an operator's "
+          "semantics; it does not shift every logit by about 1e-2."),
          ("Whether float32 sums in another order can differ by 1e-2.",
           "Summing float32 values in another order changes the logits by less than 1e-5 here (chapter 0 measures it), not 1e-2.")],
         source="self-check 4"),
@@ -143,8 +143,8 @@ QUESTIONS = [
         "It trains CameraNet from random weights with the stored call `train.TRAIN_CALL` (seeded data, AdamW, "
         "a cosine learning rate, label smoothing) and rewrites `npukit/data/cameranet.npz` with fixed "
         "timestamps. On the same machine and NumPy build the weights come out bit for bit the same, so `git diff` "
-        "shows nothing; another CPU's BLAS may round sums differently, so the accuracy then agrees only within "
-        "a couple of points.",
+        "shows nothing; another CPU's BLAS may round sums differently, and the tests then only require the "
+        "accuracy to agree within two percentage points.",
         [(1, "Retrains from scratch with the recorded call and seed."),
          (1, "Rewrites the weights file (with fixed timestamps)."),
          (1, "Bit-identical on the same machine and NumPy/BLAS build."),

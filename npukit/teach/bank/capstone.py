@@ -30,7 +30,7 @@ QUESTIONS = [
         lambda n, d: 100 * (n - d) / n,
         lambda n, d, answer: f"({n} − {d}) / {n} = {answer:.1f} %.",
         lambda rng: dict(n=int(rng.choice([500, 1000, 2000])), d=int(rng.integers(0, 120))),
-        abs_tol=0.05,
+        abs_tol=0.06,
         mistakes=[(lambda n, d: 100 * d / n, "That is the share of disagreements.")],
         source="chapter 8, stage 6"),
     numeric(
@@ -43,7 +43,7 @@ QUESTIONS = [
                                     f"{answer:.2f} µs."),
         lambda rng: dict(f=round(float(rng.uniform(0.1, 20)), 2), b=round(float(rng.uniform(0.01, 3)), 2),
                          p=int(rng.integers(20, 400)), w=int(rng.integers(5, 80))),
-        abs_tol=0.005,
+        abs_tol=0.006,
         mistakes=[(lambda f, b, p, w: (f * 1e6 / (p * 1e9) + b * 1e6 / (w * 1e9)) * 1e6,
                    "The roofline bound is the larger of the two times, not their sum: bytes and arithmetic overlap."),
                   (lambda f, b, p, w: f * 1e6 / (p * 1e9) * 1e6, "That is the arithmetic alone; check the bytes.")],
@@ -63,7 +63,7 @@ QUESTIONS = [
         lambda rng: dict(m=int(rng.choice([1, 16, 49, 64, 256])), n=int(rng.choice([8, 64, 128, 512])),
                          k=int(rng.choice([9, 27, 64, 576])), r=int(rng.choice([16, 32, 64])),
                          ghz=float(rng.choice([0.8, 1.0, 1.2])), gbs=float(rng.choice([25.6, 50.0, 136.5]))),
-        abs_tol=0.0005, source="ex-ch8-datasheet"),
+        abs_tol=0.0006, source="ex-ch8-datasheet"),
     numeric(
         "ch8-qdq-ratio", U, 1,
         "A 1×1 convolution from {cin} to {cout} channels stores {cout}·{cin} float32 weights and no bias. Quantized "
@@ -76,7 +76,7 @@ QUESTIONS = [
                                    f"{4 * cout} = {fmt(_qdq_bytes(cout, cin))} B. Ratio {answer:.2f}: less than 4, "
                                    "because scales, zero points and biases do not shrink."),
         lambda rng: dict(cin=int(rng.choice([3, 16, 32, 64, 128])), cout=int(rng.choice([16, 32, 64, 128, 256]))),
-        abs_tol=0.005,
+        abs_tol=0.006,
         mistakes=[(lambda cin, cout: 4.0, "Four is the ratio for the weights alone.")],
         source="chapter 8, stage 3"),
     numeric(

@@ -19,7 +19,6 @@ and a phrase of that objective, which a test finds on the page.
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from typing import Any, Callable, Mapping
 
@@ -98,37 +97,55 @@ UNITS: dict[str, tuple[str | None, str, tuple[str, ...]]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Option:
+class _Record:
+    """A plain record: its fields are set once, by ``__init__``, and shown by ``repr``.
+
+    (Written out rather than made with ``dataclasses``: the methods a dataclass
+    generates have no source file, and npukit.teach's tamper guard takes such
+    code, in a module under npukit.teach imported after it, for a notebook's.)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
+
+
+class Option(_Record):
     """One option of a multiple-choice question; a distractor's ``feedback`` names the mistake behind it."""
 
-    text: str
-    correct: bool
-    feedback: str
+    __slots__ = ("text", "correct", "feedback")
+
+    def __init__(self, text: str, correct: bool, feedback: str) -> None:
+        self.text = _check.text(text, "text")
+        self.correct = _check.boolean(correct, "correct")
+        self.feedback = _check.text(feedback, "feedback")
 
 
-@dataclasses.dataclass(frozen=True)
-class Mistake:
+class Mistake(_Record):
     """A typical mistake in a numeric question: the answer it gives (from the same parameters) and why."""
 
-    value: Callable[..., float]
-    feedback: str
+    __slots__ = ("value", "feedback")
+
+    def __init__(self, value: Callable[..., float | None], feedback: str) -> None:
+        if not callable(value):
+            raise TypeError(f"value must be a function of the question's parameters, got {type(value).__name__}")
+        self.value = value
+        self.feedback = _check.text(feedback, "feedback")
 
 
-@dataclasses.dataclass(frozen=True)
-class Instance:
+class Instance(_Record):
     """One numeric question with its numbers filled in."""
 
-    text: str
-    answer: float
-    tolerance: float
-    solution: str
-    mistakes: tuple[tuple[float, str], ...]
-    params: Mapping[str, Any]
+    __slots__ = ("text", "answer", "tolerance", "solution", "mistakes", "params")
+
+    def __init__(self, text: str, answer: float, tolerance: float, solution: str,
+                 mistakes: tuple[tuple[float, str], ...], params: Mapping[str, Any]) -> None:
+        self.text, self.answer, self.tolerance = text, answer, tolerance
+        self.solution, self.mistakes, self.params = solution, mistakes, params
 
 
-@dataclasses.dataclass(frozen=True)
-class Question:
+class Question(_Record):
     """One question of the bank. See the module docstring for the three kinds.
 
     ``text`` is a ``str.format`` template over ``params`` for a numeric
@@ -136,24 +153,22 @@ class Question:
     (for a numeric question, a function of the parameters returning it).
     """
 
-    id: str
-    unit: str
-    objective: int
-    kind: str
-    text: str
-    solution: Any = ""
-    params: Mapping[str, Any] | None = None
-    answer: Callable[..., float] | None = None
-    rel_tol: float = 0.0
-    abs_tol: float = 0.0
-    draw: Callable[[np.random.Generator], dict] | None = None
-    mistakes: tuple[Mistake, ...] = ()
-    options: tuple[Option, ...] = ()
-    rubric: tuple[tuple[int, str], ...] = ()
-    pointer: str = ""
-    source: str = ""
+    __slots__ = ("id", "unit", "objective", "kind", "text", "solution", "params", "answer", "rel_tol", "abs_tol",
+                 "draw", "mistakes", "options", "rubric", "pointer", "source")
 
-    def __post_init__(self) -> None:
+    def __init__(self, id: str, unit: str, objective: int, kind: str, text: str, solution: Any = "",
+                 params: Mapping[str, Any] | None = None, answer: Callable[..., float] | None = None,
+                 rel_tol: float = 0.0, abs_tol: float = 0.0,
+                 draw: Callable[[np.random.Generator], dict] | None = None, mistakes: tuple[Mistake, ...] = (),
+                 options: tuple[Option, ...] = (), rubric: tuple[tuple[int, str], ...] = (), pointer: str = "",
+                 source: str = "") -> None:
+        self.id, self.unit, self.objective, self.kind, self.text = id, unit, objective, kind, text
+        self.solution, self.params, self.answer, self.rel_tol, self.abs_tol = solution, params, answer, rel_tol, abs_tol
+        self.draw, self.mistakes, self.options, self.rubric = draw, tuple(mistakes), tuple(options), tuple(rubric)
+        self.pointer, self.source = pointer, source
+        self._validate()
+
+    def _validate(self) -> None:
         _check.text(self.id, "id")
         _check.one_of(self.unit, "unit", tuple(UNITS))
         _check.one_of(self.kind, "kind", KINDS)

@@ -47,7 +47,7 @@ QUESTIONS = [
         dict(decode=5, infer=20),
         lambda decode, infer: 1000 / (decode + infer),
         lambda decode, infer, answer: f"One frame every {decode} + {infer} = {decode + infer} ms: {answer:.1f} frames per second.",
-        _draw_pipe, abs_tol=0.05,
+        _draw_pipe, abs_tol=0.06,
         mistakes=[(lambda decode, infer: 1000 / max(decode, infer), "That is two requests: with one, decoding and "
                    "inference cannot overlap.")],
         source="ex-ch7-requests"),
@@ -60,7 +60,7 @@ QUESTIONS = [
         lambda decode, infer: 1000 / max(decode, infer),
         lambda decode, infer, answer: (f"In the steady state the slower of the two stages sets the pace: one frame "
                                        f"every max({decode}, {infer}) ms, {answer:.1f} frames per second."),
-        _draw_pipe, abs_tol=0.05,
+        _draw_pipe, abs_tol=0.06,
         mistakes=[(lambda decode, infer: 1000 / (decode + infer), "That is one request: two let decoding overlap "
                    "inference.")],
         source="ex-ch7-requests"),

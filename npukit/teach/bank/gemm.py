@@ -95,7 +95,7 @@ QUESTIONS = [
         mistakes=[(lambda bk: 64 * 64 * 4, "That is the matrix's size, true only when every segment is whole lines.")],
         source="ex-ch4-lines"),
     numeric(
-        "ch4-compulsory", U, 4,
+        "ch4-compulsory", U, 3,
         "A layer's GEMM has M = {m}, N = {n}, K = {k}, with INT8 operands (1 byte) and 32-bit accumulators (4 bytes). "
         "What is its compulsory DRAM traffic (every input read once, the output written once), in bytes?",
         dict(m=128, n=65536, k=64),

@@ -64,7 +64,7 @@ QUESTIONS = [
         lambda p, w: p / w,
         lambda p, w, answer: f"I* = P / W = {p} / {w} = {answer:.2f} FLOP/byte.",
         lambda rng: dict(p=int(rng.integers(20, 2000)), w=int(rng.integers(5, 200))),
-        abs_tol=0.005, mistakes=[(lambda p, w: w / p, "That is W / P; the ridge is the peak divided by the bandwidth.")],
+        abs_tol=0.006, mistakes=[(lambda p, w: w / p, "That is W / P; the ridge is the peak divided by the bandwidth.")],
         source="ex-ch3-threads"),
     numeric(
         "ch3-attainable", U, 3,
@@ -75,7 +75,7 @@ QUESTIONS = [
         lambda p, w, i, answer: f"min(P, W·I) = min({p}, {w}·{i}) = {answer:.2f} GFLOP/s.",
         lambda rng: dict(p=int(rng.integers(20, 500)), w=int(rng.integers(5, 100)),
                          i=float(rng.choice([0.125, 0.25, 0.875, 2.0, 8.0, 15.2, 40.0]))),
-        abs_tol=0.005,
+        abs_tol=0.006,
         mistakes=[(lambda p, w, i: p, "That is the peak: a kernel left of the ridge is limited by bandwidth.")],
         source="lab 3, attainable"),
     numeric(
@@ -87,7 +87,7 @@ QUESTIONS = [
         lambda gib, t, answer: (f"STREAM counts bytes read plus bytes written, 2·{gib}·2³⁰ bytes in {t} s: "
                                 f"{answer:.2f} GB/s."),
         lambda rng: dict(gib=int(rng.integers(1, 5)), t=float(rng.choice([0.05, 0.08, 0.1, 0.2, 0.25]))),
-        abs_tol=0.005,
+        abs_tol=0.006,
         mistakes=[(lambda gib, t: gib * 2**30 / t / 1e9, "That counts only the bytes read; a copy also writes them."),
                   (lambda gib, t: 2 * gib / t, "That is GiB/s; 1 GB is 10⁹ bytes, 1 GiB is 2³⁰.")],
         source="ex-ch3-copy"),

@@ -39,7 +39,7 @@ QUESTIONS = [
         "{b}). How many bytes of the blocked tensor are padding?",
         dict(c=3, h=32, w=32, b=16),
         lambda c, h, w, b: (_ceil(c, b) * b - c) * h * w * 4,
-        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {_ceil(c, b)} blocks hold {_ceil(c, b) * b} channels, "
+        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {_ceil(c, b)} block(s) hold {_ceil(c, b) * b} channels, "
                                     f"{_ceil(c, b) * b - c} of them padding: {_ceil(c, b) * b - c}·{h}·{w}·4 = "
                                     f"{fmt(answer)} bytes."),
         lambda rng: dict(**_draw_chw(rng), b=int(rng.choice([8, 16, 32]))),
@@ -83,14 +83,15 @@ QUESTIONS = [
         lambda n: n / (16 * _ceil(n, 16)),
         lambda n, answer: f"{n} values need ⌈{n}/16⌉ = {_ceil(n, 16)} register(s) of 16 lanes: {n}/{16 * _ceil(n, 16)} = {answer:.2f}.",
         lambda rng: dict(n=int(rng.integers(1, 200))),
-        abs_tol=0.005, source="chapter 2, simd.lane_fill"),
+        abs_tol=0.006, source="chapter 2, simd.lane_fill"),
     choice(
         "ch2-free-conversion", U, 2,
         "Which of these conversions of a C-contiguous float32 tensor moves no bytes?",
         ("`(16, 1, 28, 28)` NCHW → NHWC", "Right: drop the axes of length 1 (C) and N, H, W keep their order."),
         [("`(1, 3, 224, 224)` NCHW → NHWC", "C, H and W all have length > 1 and change order: a full copy."),
          ("`(4, 3, 32, 32)` NCHW → CNHW", "N and C swap and both are longer than 1: a copy."),
-         ("`(1, 64, 56, 56)` NCHW → nChw16c", "Blocking interleaves 16 planes: every value moves.")],
+         ("`(1, 64, 56, 56)` NCHW → nChw16c", "Blocking interleaves 16 channel planes: the bytes must be "
+          "rearranged, a full read and write.")],
         source="ex-ch2-free"),
     choice(
         "ch2-conversion-best", U, 2,

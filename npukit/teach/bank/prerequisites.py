@@ -96,7 +96,7 @@ QUESTIONS = [
         "How many bytes are {n} MiB?",
         dict(n=1),
         lambda n: n * 2**20,
-        lambda n, answer: f"1 MiB = 2²⁰ = 1,048,576 bytes; {n} MiB = {fmt(answer)} bytes.",
+        lambda n, answer: "1 MiB = 2²⁰ = 1,048,576 bytes" + (f"; {n} MiB = {fmt(answer)} bytes." if n != 1 else "."),
         lambda rng: dict(n=int(rng.integers(1, 65))),
         mistakes=[(lambda n: n * 10**6, "That is MB (10⁶ bytes); MiB is 2²⁰.")],
         pointer=POWERS),
@@ -127,7 +127,7 @@ QUESTIONS = [
         pointer=CACHES),
     choice(
         "pre-cache-line", U, 4,
-        "In what unit does a current x86 or Arm core move data between memory and its caches?",
+        "In what unit does a current x86 core (and most Arm cores) move data between memory and its caches?",
         ("Cache lines of 64 bytes.", "Right: a single float read brings its whole line."),
         [("Single bytes.", "Memory moves whole lines; reading one byte costs a line."),
          ("Pages of 4 KiB.", "Pages are the unit of virtual memory, not of the caches."),

@@ -132,7 +132,7 @@ QUESTIONS = [
         lambda a, e: 10 * math.log10(a * a / (e * e)),
         lambda a, e, answer: f"Σx² = 4·{a}², Σ(x − x̂)² = 4·{e}²: 10·log10({a}²/{e}²) = {answer:.2f} dB.",
         lambda rng: dict(a=round(float(rng.uniform(0.5, 4)), 2), e=round(float(rng.uniform(0.001, 0.2)), 3)),
-        abs_tol=0.005,
+        abs_tol=0.006,
         mistakes=[(lambda a, e: 10 * math.log10(a / e), "SQNR compares powers (squares), not amplitudes.")],
         source="chapter 6, SQNR"),
     numeric(
@@ -142,7 +142,7 @@ QUESTIONS = [
         "channel's quantized values use?",
         dict(r=0.01),
         lambda r: 2 * round(127 * r) + 1,
-        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = {round(127 * r)} levels "
+        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = {round(127 * r)} level(s) "
                            f"either side of 0: {fmt(answer)} levels. With a scale per channel it would use all 255."),
         lambda rng: dict(r=float(rng.choice([0.01, 0.02, 0.03, 0.05, 0.1, 0.2]))),
         mistakes=[(lambda r: 255, "That is per channel: each channel gets its own scale and all 255 levels.")],
@@ -154,13 +154,15 @@ QUESTIONS = [
         ("1.0", "Right: 1 + 2⁻⁸ lies half-way between 1 and 1 + 2⁻⁷ and goes to the one whose last bit is even."),
         [("1 + 2⁻⁷", "That rounds the tie up; ties go to the even neighbour."),
          ("1 + 2⁻⁸, exactly", "bf16 cannot represent it: its step near 1 is 2⁻⁷."),
-         ("NaN", "Only overflow of some FP8 formats gives NaN; 1 + 2⁻⁸ is well inside bf16's range.")],
+         ("NaN", "Rounding gives NaN only from a NaN, or on overflow in some FP8 formats; 1 + 2⁻⁸ is well inside "
+          "bf16's range.")],
         source="chapter 6, smaller floats"),
     choice(
         "ch6-per-channel-why", U, 1,
         "Why may weight scales be per output channel while activation scales are not per input channel?",
         ("A weight scale multiplies one output channel's whole sum and can be applied after it; a per-input-channel "
-         "scale would have to be applied inside the sum.", "Right."),
+         "scale would have to be applied inside the sum.", "Right. (Before a depthwise convolution, which never "
+         "sums across channels, per-channel activation scales are legal: NNCF uses them there.)"),
         [("Activations have too few channels for per-channel scales.", "Channel counts are not the reason; the "
           "arithmetic is."),
          ("ONNX allows per-axis scales only for weights.", "QuantizeLinear takes an axis for any tensor; the "

@@ -34,7 +34,7 @@ QUESTIONS = [
         lambda gamma, beta, mean, var: beta - _scale(gamma, var) * mean,
         lambda gamma, beta, mean, var, answer: (f"s = γ/√(σ² + ε) = {_scale(gamma, var):.4f}; "
                                                 f"b′ = β − s·μ = {answer:.3f}."),
-        _bn_draw, abs_tol=0.0005,
+        _bn_draw, abs_tol=0.0006,
         mistakes=[(lambda gamma, beta, mean, var: beta - gamma * mean,
                    "The mean is scaled by γ/√(σ² + ε), not by γ alone."),
                   (lambda gamma, beta, mean, var: _scale(gamma, var) * (beta - mean),
@@ -49,7 +49,7 @@ QUESTIONS = [
         lambda gamma, var, w, answer: f"W′ = s·W with s = γ/√(σ² + ε): {answer:.4f}.",
         lambda rng: dict(gamma=round(float(rng.uniform(0.2, 3.0)), 2), var=round(float(rng.uniform(0.05, 4.0)), 2),
                          w=round(float(rng.uniform(-1, 1)), 3)),
-        abs_tol=0.00005,
+        abs_tol=0.00006,
         mistakes=[(lambda gamma, var, w: gamma * w, "Divide by √(σ² + ε) as well.")],
         source="chapter 3b, folding"),
     numeric(
@@ -84,7 +84,7 @@ QUESTIONS = [
         lambda n, tops: 2 * n**3 / (tops * 1e12) * 1e3,
         lambda n, tops, answer: f"2·{n}³ = {fmt(2 * n ** 3)} operations / {tops}·10¹² per second = {answer:.3f} ms.",
         lambda rng: dict(n=int(rng.choice([1024, 2048, 4096, 8192])), tops=int(rng.choice([10, 15, 26, 45, 48]))),
-        abs_tol=0.0005,
+        abs_tol=0.0006,
         mistakes=[(lambda n, tops: n**3 / (tops * 1e12) * 1e3, "That counts a MAC as one operation; TOPS counts two."),
                   (lambda n, tops: 140.0 if (n, tops) == (4096, 10) else None,
                    "The second source article's 0.14 s is ten times the arithmetic's time.")],
@@ -101,7 +101,7 @@ QUESTIONS = [
                                  f"(2·{k} + 1)·{n}/({k} + {n}) because each input byte feeds only {n} MACs."),
         lambda rng: dict(k=int(rng.choice([64, 128, 256, 512])), n=int(rng.choice([8, 10, 16, 100])),
                          m=int(rng.choice([1, 8, 64, 256]))),
-        abs_tol=0.005, source="ex-ch3-fc-batch"),
+        abs_tol=0.006, source="ex-ch3-fc-batch"),
     choice(
         "ch3b-fold-other-reader", U, 1,
         "Why may a BatchNormalization not be folded into a convolution whose output another node also reads?",

@@ -69,7 +69,7 @@ QUESTIONS = [
         lambda m, n, k, r, c: m * n * k / (_ws(m, n, k, r, c) * r * c),
         lambda m, n, k, r, c, answer: (f"MNK = {fmt(m * n * k)} over {fmt(_ws(m, n, k, r, c))} cycles × {r * c} PEs: "
                                        f"{answer:.3f}."),
-        _draw_gemm, abs_tol=0.0005,
+        _draw_gemm, abs_tol=0.0006,
         mistakes=[(lambda m, n, k, r, c: min(k, r) * min(n, c) / (r * c) if k <= r and n <= c else None,
                    "That is the mapping efficiency, the share of PEs holding weights; utilization also counts the "
                    "preload, fill and drain cycles.")],
@@ -83,7 +83,7 @@ QUESTIONS = [
                                    f"{answer:.3f} TOPS."),
         lambda rng: dict(r=int(rng.choice([16, 32, 64, 128, 256])), c=int(rng.choice([16, 32, 64, 128, 256])),
                          ghz=float(rng.choice([0.8, 1.0, 1.2, 1.4, 1.8]))),
-        abs_tol=0.0005,
+        abs_tol=0.0006,
         mistakes=[(lambda r, c, ghz: r * c * ghz * 1e9 / 1e12, "That counts MACs (tera-MACs per second); TOPS counts "
                    "a MAC as two operations, the second source article's mistake.")],
         source="ex-ch5-tops"),

@@ -36,6 +36,11 @@ def _offset(shape, dtype, index):
     return sum(i * s for i, s in zip(index, _c_strides(shape, _ITEMSIZE[dtype])))
 
 
+def _draw_lines(rng):
+    line = int(rng.choice([32, 64, 128]))
+    return dict(n=int(rng.integers(16, 4097)), start=int(rng.integers(0, line)), line=line)
+
+
 QUESTIONS = [
     numeric(
         "ch1-c-stride", U, 1,
@@ -83,7 +88,7 @@ QUESTIONS = [
         lambda n, start, line: (start % line + n + line - 1) // line,
         lambda n, start, line, answer: (f"It occupies bytes {start} … {start + n - 1} counted from a line boundary: "
                                         f"⌈({start % line} + {n}) / {line}⌉ = {fmt(answer)} lines."),
-        lambda rng: dict(n=int(rng.integers(16, 4097)), start=int(rng.integers(0, 64)), line=int(rng.choice([32, 64, 128]))),
+        _draw_lines,
         mistakes=[(lambda n, start, line: -(-n // line),
                    "That is the count for a buffer that starts on a line boundary; this one does not.")],
         source="ex-ch1-lines"),
