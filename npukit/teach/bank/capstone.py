@@ -167,8 +167,8 @@ QUESTIONS = [
         source="ex-ch8-night"),
     short(
         "ch8-int8-pay", U, 3,
-        "At batch 1, CameraNet's INT8 model is barely faster than FP32 although it moves a quarter of the bytes. "
-        "Name two changes to the deployment (not to the network) that would let INT8 pay off more, and say why.",
+        "Suppose that at batch 1 CameraNet's INT8 model runs barely faster than FP32, although it moves a quarter "
+        "of the bytes. Name two changes to the deployment (not to the network) that would let INT8 pay off more, and say why.",
         "Each layer is so small that a kernel's fixed cost weighs as much as its arithmetic, and the INT8 model adds "
         "a quantization of the input. Feed the model uint8 pixels directly (the camera's format), so the input "
         "quantization disappears; run several frames per call (a larger batch gives each kernel more work per "

@@ -73,7 +73,7 @@ def question(q: Question, rng: np.random.Generator | None = None) -> str:
         text = q.text
     else:
         rubric = "\n".join(f"- {p} point{'s' if p > 1 else ''}: {c}" for p, c in q.rubric)
-        general = f"Model answer: {q.solution}\n\nRubric ({q.points} points):\n{rubric}"
+        general = f"Model answer: {q.solution}\n\nRubric ({q.points} points):\n\n{rubric}"
         body = "{####" + escape(_general(q, general)) + "}"
         text = q.text
     return f"{head}\n{name}[markdown]{escape(text)}{body}"
