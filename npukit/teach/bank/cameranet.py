@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from ..._arith import conv_out_size
 from .core import choice, fmt, numeric, short
 
 U = "0"
 
-
-def _out_side(h, k, s, p):
-    return (h + 2 * p - k) // s + 1
 
 
 def _draw_conv(rng):
@@ -22,7 +20,7 @@ QUESTIONS = [
         "A convolution with a {k}×{k} kernel, stride {s} and {p} pixel(s) of zero padding on each side reads a "
         "feature map {h} pixels high. How many pixels high is its output?",
         dict(h=16, k=3, s=2, p=1),
-        lambda h, k, s, p: _out_side(h, k, s, p),
+        lambda h, k, s, p: conv_out_size(h, k, s, p, p),
         lambda h, k, s, p, answer: f"⌊({h} + 2·{p} − {k}) / {s}⌋ + 1 = {fmt(answer)}.",
         _draw_conv,
         mistakes=[(lambda h, k, s, p: (h + 2 * p - k) / s + 1 if (h + 2 * p - k) % s else None,
@@ -46,13 +44,13 @@ QUESTIONS = [
         "A depthwise 3×3 convolution with stride {s} and padding 1 reads a {c}-channel map of {h}×{h} pixels. "
         "How many MACs does it do for one image?",
         dict(c=32, h=16, s=2),
-        lambda c, h, s: c * _out_side(h, 3, s, 1) ** 2 * 9,
-        lambda c, h, s, answer: (f"The output is {_out_side(h, 3, s, 1)}×{_out_side(h, 3, s, 1)}; each of its "
-                                 f"{c}·{_out_side(h, 3, s, 1) ** 2} values reads 3·3 inputs of its own channel: "
+        lambda c, h, s: c * conv_out_size(h, 3, s, 1, 1) ** 2 * 9,
+        lambda c, h, s, answer: (f"The output is {conv_out_size(h, 3, s, 1, 1)}×{conv_out_size(h, 3, s, 1, 1)}; each of its "
+                                 f"{c}·{conv_out_size(h, 3, s, 1, 1) ** 2} values reads 3·3 inputs of its own channel: "
                                  f"{fmt(answer)} MACs."),
         lambda rng: dict(c=int(rng.choice([16, 32, 64, 96])), h=int(rng.choice([8, 14, 16, 28, 32])),
                          s=int(rng.integers(1, 3))),
-        mistakes=[(lambda c, h, s: c * c * _out_side(h, 3, s, 1) ** 2 * 9,
+        mistakes=[(lambda c, h, s: c * c * conv_out_size(h, 3, s, 1, 1) ** 2 * 9,
                    "That is a dense convolution: a depthwise output reads one input channel, not all of them.")],
         source="ex-ch0-block2"),
     numeric(

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from ..._arith import ceil_div
 from .core import choice, fmt, numeric, short
 
 U = "8"
 
 
-def _ceil(a, b):
-    return -(-a // b)
-
 
 def _array_us(m, n, k, r, ghz, gbs):
-    cycles = _ceil(k, r) * _ceil(n, r) * (3 * r + m - 2) - 1          # weight-stationary, SCALE-Sim 3
+    cycles = ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1          # weight-stationary, SCALE-Sim 3
     nbytes = m * k + k * n + m * n                                   # INT8 input, weights and output
     return max(cycles / (ghz * 1e3), nbytes / (gbs * 1e3))          # µs
 
@@ -57,8 +55,8 @@ QUESTIONS = [
         dict(m=16, n=128, k=64, r=32, ghz=1.0, gbs=136.5),
         _array_us,
         lambda m, n, k, r, ghz, gbs, answer: (
-            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {_ceil(k, r) * _ceil(n, r)} folds × (3·{r} + {m} − 2) − 1 = "
-            f"{fmt(_ceil(k, r) * _ceil(n, r) * (3 * r + m - 2) - 1)}, {(_ceil(k, r) * _ceil(n, r) * (3 * r + m - 2) - 1) / (ghz * 1e3):.3f} µs; "
+            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {ceil_div(k, r) * ceil_div(n, r)} folds × (3·{r} + {m} − 2) − 1 = "
+            f"{fmt(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1)}, {(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1) / (ghz * 1e3):.3f} µs; "
             f"bytes {fmt(m * k + k * n + m * n)}, {(m * k + k * n + m * n) / (gbs * 1e3):.3f} µs: {answer:.3f} µs."),
         lambda rng: dict(m=int(rng.choice([1, 16, 49, 64, 256])), n=int(rng.choice([8, 64, 128, 512])),
                          k=int(rng.choice([9, 27, 64, 576])), r=int(rng.choice([16, 32, 64])),

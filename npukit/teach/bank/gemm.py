@@ -11,9 +11,6 @@ from .core import choice, fmt, numeric, short
 U = "4"
 
 
-def _out(h, k, s, p):
-    return (h + 2 * p - k) // s + 1
-
 
 def _conv_draw(rng):
     return dict(cin=int(rng.choice([16, 32, 64, 128])), cout=int(rng.choice([32, 64, 128, 256])),

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+from ..._arith import conv_out_size
 from .core import choice, fmt, numeric, short
 
 U = "3"
 
 
-def _out(h, k, s, p):
-    return (h + 2 * p - k) // s + 1
-
 
 def _dw_counts(c, h, s):
     """MACs and float32 bytes (input, weights, output) of a depthwise 3×3 convolution, padding 1."""
-    o = _out(h, 3, s, 1)
+    o = conv_out_size(h, 3, s, 1, 1)
     macs = c * o * o * 9
     return macs, 4 * (c * h * h + 9 * c + c * o * o)
 

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
+from ..._arith import ceil_div, conv_out_size
 from .core import choice, fmt, numeric, short
 
 U = "2"
 
-
-def _ceil(a, b):
-    return -(-a // b)
 
 
 def _draw_chw(rng):
     return dict(c=int(rng.choice([3, 8, 16, 24, 32, 48, 64])), h=int(rng.choice([4, 7, 8, 14, 16, 28])),
                 w=int(rng.choice([4, 7, 8, 14, 16, 28])))
 
-
-def _out(h, k, s, p):
-    return (h + 2 * p - k) // s + 1
 
 
 QUESTIONS = [
@@ -38,12 +33,12 @@ QUESTIONS = [
         "A float32 tensor of shape `(1, {c}, {h}, {w})` is stored as nChw{b}c (channels in zero-padded blocks of "
         "{b}). How many bytes of the blocked tensor are padding?",
         dict(c=3, h=32, w=32, b=16),
-        lambda c, h, w, b: (_ceil(c, b) * b - c) * h * w * 4,
-        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {_ceil(c, b)} block(s) hold {_ceil(c, b) * b} channels, "
-                                    f"{_ceil(c, b) * b - c} of them padding: {_ceil(c, b) * b - c}·{h}·{w}·4 = "
+        lambda c, h, w, b: (ceil_div(c, b) * b - c) * h * w * 4,
+        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {ceil_div(c, b)} block(s) hold {ceil_div(c, b) * b} channels, "
+                                    f"{ceil_div(c, b) * b - c} of them padding: {ceil_div(c, b) * b - c}·{h}·{w}·4 = "
                                     f"{fmt(answer)} bytes."),
         lambda rng: dict(**_draw_chw(rng), b=int(rng.choice([8, 16, 32]))),
-        mistakes=[(lambda c, h, w, b: _ceil(c, b) * b * h * w * 4,
+        mistakes=[(lambda c, h, w, b: ceil_div(c, b) * b * h * w * 4,
                    "That is the whole blocked tensor; the question asks for the padding only.")],
         source="chapter 2, nChw16c"),
     numeric(
@@ -51,9 +46,9 @@ QUESTIONS = [
         "A {k}×{k} convolution with stride {s} and padding {p} runs on a 1×{c}×{h}×{h} float32 activation. How "
         "many bytes does its im2col matrix (one row per output pixel, C·k·k columns) take?",
         dict(c=64, h=56, k=3, s=1, p=1),
-        lambda c, h, k, s, p: _out(h, k, s, p) ** 2 * c * k * k * 4,
-        lambda c, h, k, s, p, answer: (f"The output is {_out(h, k, s, p)}×{_out(h, k, s, p)}, so "
-                                       f"{_out(h, k, s, p) ** 2} rows of {c * k * k} float32 values: "
+        lambda c, h, k, s, p: conv_out_size(h, k, s, p, p) ** 2 * c * k * k * 4,
+        lambda c, h, k, s, p, answer: (f"The output is {conv_out_size(h, k, s, p, p)}×{conv_out_size(h, k, s, p, p)}, so "
+                                       f"{conv_out_size(h, k, s, p, p) ** 2} rows of {c * k * k} float32 values: "
                                        f"{fmt(answer)} bytes."),
         lambda rng: dict(c=int(rng.choice([8, 16, 32, 64])), h=int(rng.choice([8, 14, 16, 28, 32])),
                          k=3, s=int(rng.integers(1, 3)), p=1),
@@ -69,7 +64,7 @@ QUESTIONS = [
         lambda c, h, w, nb, answer: (f"Channel 16 is the first of the second block, one block stride "
                                      f"({h}·{w}·16·4 = {h * w * 64} B) after channel 0, and channel 15 is 15·4 B "
                                      f"after channel 0: {fmt(answer)} bytes."),
-        lambda rng: (lambda c, h, w: dict(c=c, h=h, w=w, nb=_ceil(c, 16)))(
+        lambda rng: (lambda c, h, w: dict(c=c, h=h, w=w, nb=ceil_div(c, 16)))(
             int(rng.choice([32, 48, 64, 128])), int(rng.choice([4, 8, 14, 16])), int(rng.choice([4, 8, 14, 16]))),
         mistakes=[(lambda c, h, w, nb: 4, "That is NHWC: in nChw16c neighbours within a block are 4 B apart, but "
                    "15 and 16 are in different blocks."),
@@ -80,8 +75,8 @@ QUESTIONS = [
         "A kernel vectorizes a loop of {n} float32 elements in AVX-512 registers of 16 lanes, using a partly empty "
         "register for the remainder. What fraction of the lanes it issues does useful work? (Two decimals.)",
         dict(n=4),
-        lambda n: n / (16 * _ceil(n, 16)),
-        lambda n, answer: f"{n} values need ⌈{n}/16⌉ = {_ceil(n, 16)} register(s) of 16 lanes: {n}/{16 * _ceil(n, 16)} = {answer:.2f}.",
+        lambda n: n / (16 * ceil_div(n, 16)),
+        lambda n, answer: f"{n} values need ⌈{n}/16⌉ = {ceil_div(n, 16)} register(s) of 16 lanes: {n}/{16 * ceil_div(n, 16)} = {answer:.2f}.",
         lambda rng: dict(n=int(rng.integers(1, 200))),
         abs_tol=0.006, source="chapter 2, simd.lane_fill"),
     choice(

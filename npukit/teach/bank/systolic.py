@@ -7,21 +7,19 @@ N filters. Cycle counts follow SCALE-Sim 3: folds × cycles per fold − 1.
 
 from __future__ import annotations
 
+from ..._arith import ceil_div
 from .core import choice, fmt, numeric, short
 
 U = "5"
 
 
-def _ceil(a, b):
-    return -(-a // b)
-
 
 def _ws(m, n, k, r, c):
-    return _ceil(k, r) * _ceil(n, c) * (2 * r + c + m - 2) - 1
+    return ceil_div(k, r) * ceil_div(n, c) * (2 * r + c + m - 2) - 1
 
 
 def _os(m, n, k, r, c):
-    return _ceil(m, r) * _ceil(n, c) * (r + c + k - 2) - 1
+    return ceil_div(m, r) * ceil_div(n, c) * (r + c + k - 2) - 1
 
 
 def _draw_gemm(rng):
@@ -43,10 +41,10 @@ QUESTIONS = [
         "the M rows of A streamed). How many cycles does it take in SCALE-Sim 3's convention?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _ws,
-        lambda m, n, k, r, c, answer: (f"⌈{k}/{r}⌉·⌈{n}/{c}⌉ = {_ceil(k, r) * _ceil(n, c)} folds of 2R + C + T − 2 "
+        lambda m, n, k, r, c, answer: (f"⌈{k}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(k, r) * ceil_div(n, c)} folds of 2R + C + T − 2 "
                                        f"= {2 * r + c + m - 2} cycles (T = M = {m}), minus 1: {fmt(answer)}."),
         _draw_gemm,
-        mistakes=[(lambda m, n, k, r, c: _ceil(k, r) * _ceil(n, c) * m, "That counts only the stream: each fold also "
+        mistakes=[(lambda m, n, k, r, c: ceil_div(k, r) * ceil_div(n, c) * m, "That counts only the stream: each fold also "
                    "pays the weight preload (R), the fill (R − 1) and the drain (C − 1).")],
         source="ex-ch5-cycles"),
     numeric(
@@ -55,10 +53,10 @@ QUESTIONS = [
         "K streamed): how many cycles in SCALE-Sim 3's convention?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _os,
-        lambda m, n, k, r, c, answer: (f"⌈{m}/{r}⌉·⌈{n}/{c}⌉ = {_ceil(m, r) * _ceil(n, c)} folds of R + C + T − 2 = "
+        lambda m, n, k, r, c, answer: (f"⌈{m}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(m, r) * ceil_div(n, c)} folds of R + C + T − 2 = "
                                        f"{r + c + k - 2} (no preload, T = K = {k}), minus 1: {fmt(answer)}."),
         _draw_gemm,
-        mistakes=[(lambda m, n, k, r, c: _ceil(m, r) * _ceil(n, c) * (2 * r + c + k - 2) - 1,
+        mistakes=[(lambda m, n, k, r, c: ceil_div(m, r) * ceil_div(n, c) * (2 * r + c + k - 2) - 1,
                    "Output-stationary has no weight preload: a fold is R + C + T − 2.")],
         source="ex-ch5-cycles"),
     numeric(
