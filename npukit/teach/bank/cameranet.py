@@ -110,6 +110,19 @@ QUESTIONS = [
           "Summing float32 values in another order changes the logits by less than 1e-5 here (chapter 0 measures it), not 1e-2.")],
         source="self-check 4"),
     choice(
+        "ch0-onnx-io", U, 3,
+        "`CameraNet.to_onnx()` exports the network. What are its input and output, and how do you export it for "
+        "another batch size?",
+        ("Input `image`, float32 of shape 1×3×32×32; output `logits`, 1×8. `to_onnx(batch=4)` fixes a batch of 4, "
+         "`to_onnx(batch=\"N\")` makes a symbolic one.", "Right."),
+        [("Input `x` of shape 3×32×32 without a batch axis; the batch is added by the runtime.",
+          "The export has an explicit batch axis, NCHW."),
+         ("Input `image` in NHWC, 1×32×32×3; the batch is always 1.", "The export is NCHW, and its batch can be "
+          "set or made symbolic."),
+         ("Output `probabilities`, already passed through a softmax.", "The output is the logits; no softmax is "
+          "exported.")],
+        source="self-check 3"),
+    choice(
         "ch0-heldout", U, 4,
         "Why does chapter 0 measure CameraNet's accuracy on images drawn with `train.HELDOUT_SEED`?",
         ("No training step has seen those images, so the accuracy measures generalisation, not memorisation.",

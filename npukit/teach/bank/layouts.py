@@ -89,6 +89,26 @@ QUESTIONS = [
           "rearranged, a full read and write.")],
         source="ex-ch2-free"),
     choice(
+        "ch2-same-shape", U, 1,
+        "Two tensors have the same shape `(1, 3, 224, 224)` and the same values. Can one be NCHW and the other NHWC "
+        "in memory?",
+        ("Yes: the shape names the logical axes, the strides say where each element is; PyTorch's channels-last "
+         "tensors have an NCHW shape and NHWC strides.", "Right."),
+        [("No: the shape fixes the layout.", "The shape fixes only the logical axes; strides fix the layout."),
+         ("Only if one of them is a copy.", "A transposed view can have NHWC strides and any shape order you give it."),
+         ("Only for uint8 tensors.", "The dtype changes the strides' size, not the idea.")],
+        source="self-check 1"),
+    choice(
+        "ch2-fast-transpose", U, 2,
+        "`x.transpose(0, 2, 3, 1)` took a microsecond on a 12 MiB tensor. Has the layout been converted?",
+        ("No: only the shape and strides changed; the bytes move when a consumer needs them contiguous in the new "
+         "order.", "Right: a microsecond is far too short to move 12 MiB."),
+        [("Yes: NumPy converts in place.", "A transpose never moves data in NumPy; it returns a view."),
+         ("Yes, because the result is C-contiguous.", "The transposed view is not C-contiguous (unless only axes "
+          "of length 1 moved)."),
+         ("Only if the tensor fits in the cache.", "Caches change how fast a copy runs, not whether a view copies.")],
+        source="self-check 2"),
+    choice(
         "ch2-conversion-best", U, 2,
         "What is the least a layout conversion that must produce contiguous bytes in the new order can cost?",
         ("One read and one write of the tensor, what a plain copy of the same bytes costs.",
@@ -144,6 +164,18 @@ QUESTIONS = [
          (1, "Explains that astype keeps the input's memory order, so the last call copies nothing."),
          (2, "Gives a one-pass expression (the cast inside the division) and says the result is the same.")],
         source="ex-ch2-camera"),
+    short(
+        "ch2-blocked-cheaper", U, 2,
+        "Converting a 1×64×112×112 float32 tensor to nChw16c or to NHWC moves the same bytes. Why can the blocked "
+        "conversion be cheaper?",
+        "Both interleave values from many channel planes, but nChw16c takes them from 16 planes at a time and "
+        "NHWC from all 64. The blocked conversion's scattered accesses stay within a quarter of the memory, so more "
+        "of the cache lines it touches are still in the cache when it needs them again (and there are fewer "
+        "streams to prefetch).",
+        [(1, "Both gather from several channel planes for each output pixel."),
+         (1, "Blocked: 16 planes at a time; NHWC: all 64."),
+         (1, "Fewer, closer streams keep fetched lines in cache until used (locality, prefetching).")],
+        source="self-check 3"),
     short(
         "ch2-padding-zeros", U, 1,
         "A blocked tensor's padding channels hold zeros. Name an operation that breaks this, and say why it "

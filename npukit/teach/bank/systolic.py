@@ -156,6 +156,19 @@ QUESTIONS = [
          ("65.5 TOPS: a MAC reads two operands and writes one.", "Operands are bytes, not operations.")],
         source="chapter 5, peak TOPS"),
     short(
+        "ch5-fold-cost", U, 2,
+        "Why does one weight-stationary fold cost 2R + C + T − 2 cycles on an R×C array, and not just T, the "
+        "number of streamed rows?",
+        "Before the stream, the weights are shifted in one row per cycle: R cycles of preload. The skew delays row "
+        "r by r cycles, so the diagonal band of operands needs R − 1 cycles to reach the last row (the fill), and "
+        "the last column keeps working C − 1 cycles after the first has finished (the drain). With the T cycles "
+        "of the stream: R + (R − 1) + T + (C − 1) = 2R + C + T − 2.",
+        [(1, "Preload: R cycles to shift the weights in."),
+         (1, "Fill: R − 1 cycles for the skewed band to reach the last row."),
+         (1, "Drain: C − 1 cycles for the last column to finish."),
+         (1, "Adds them to the stream's T correctly.")],
+        source="self-check 2"),
+    short(
         "ch5-40-tops", U, 4,
         "An NPU is rated at 40 TOPS. What else do you need to know before predicting how fast a given layer runs "
         "on it?",
