@@ -40,7 +40,7 @@ setup: $(STAMP)
 # jupyter-cache keys a page on its own code only: when npukit changes, every
 # page must run again, so the execution cache is dropped.
 CACHE_STAMP := _build/.npukit-cache-stamp
-$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/data/*)
+$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/*/*/*.py npukit/data/*)
 	rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $(CACHE_STAMP)
 
