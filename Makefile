@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade
+.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
@@ -25,6 +25,7 @@ help:
 	@echo "make metadata - write the labs' nbgrader cell metadata (idempotent)"
 	@echo "make grade SUB='submissions/*.ipynb' [CSV=grades.csv] - grade submissions with the instructor's checks"
 	@echo "make bench   - measure the performance goals side by side"
+	@echo "make bank OUT=bank.gift.txt [SEED=N] - write the question bank for Moodle (GIFT format)"
 	@echo "make scalesim-check - run SCALE-Sim 3.0.0 (own venv) and compare systolic.estimate with it"
 
 $(STAMP): pyproject.toml
@@ -39,7 +40,7 @@ setup: $(STAMP)
 # jupyter-cache keys a page on its own code only: when npukit changes, every
 # page must run again, so the execution cache is dropped.
 CACHE_STAMP := _build/.npukit-cache-stamp
-$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/data/*)
+$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/*/*/*.py npukit/data/*)
 	rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $(CACHE_STAMP)
 
@@ -57,6 +58,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory chapters
 	$(MAKE) --no-print-directory student-test
 	$(MAKE) --no-print-directory nbgrader-check
+	$(MAKE) --no-print-directory bank-check
 	$(MAKE) --no-print-directory book
 	$(MAKE) --no-print-directory browser-check
 	@echo "make test: all checks passed."
@@ -91,6 +93,32 @@ $(NBGSTAMP):
 
 nbgrader-check: $(STAMP) $(NBGSTAMP)
 	NBGRADER_VENV=$(CURDIR)/$(NBGVENV) $(PYTEST) -q tests/test_nbgrader.py -m slow
+
+# ---- question bank: the GIFT export read back by an independent parser --------------
+# gift-pegjs (npm, MIT) is a PEG grammar of Moodle's GIFT format; it is installed
+# once into .node-gift (stamp file, a second) and parses the whole export (a second).
+GIFTDIR   := .node-gift
+GIFTSTAMP := $(GIFTDIR)/.installed
+
+$(GIFTSTAMP):
+	npm install --silent --no-audit --no-fund --prefix $(GIFTDIR) gift-pegjs@1.0.2
+	@touch $(GIFTSTAMP)
+
+bank-check: $(STAMP)
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(GIFTSTAMP) && \
+		GIFT_PEGJS=$(CURDIR)/$(GIFTDIR)/node_modules $(PYTEST) -q tests/test_bank.py; \
+	else \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+		echo "!! SKIPPED the GIFT parser check: node and npm are not installed.       !!"; \
+		echo "!! Install them with: apt-get install nodejs npm                        !!"; \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	fi
+
+OUT  ?= bank.gift.txt
+SEED ?=
+bank: $(STAMP)
+	$(PY) -m npukit.teach.bank gift -o $(OUT) $(if $(SEED),--seed $(SEED))
 
 browser-check: $(STAMP)
 	@if [ -x /usr/bin/chromium ]; then \
