@@ -85,14 +85,14 @@ def _node_name(node: Any, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def _producers(graph: Any) -> dict[str, int]:
+def _producers(graph: Any, name: str = "model") -> dict[str, int]:
     """Tensor name → index of the node writing it; two writers are an error."""
     producer: dict[str, int] = {}
     for i, node in enumerate(graph.node):
         for out in node.output:
             if out in producer:
                 first = _node_name(graph.node[producer[out]], producer[out])
-                raise ValueError(f"model: tensor {out!r} is written by two nodes "
+                raise ValueError(f"{name}: tensor {out!r} is written by two nodes "
                                  f"({first!r} and {_node_name(node, i)!r})")
             if out:
                 producer[out] = i
@@ -133,9 +133,14 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
     >>> topological_order(helper.make_model(helper.make_graph(nodes, "g", [x], [])))
     [1, 0]
     """
-    graph = _model(model).graph
+    return _topological_order(model, "model")
+
+
+def _topological_order(model: Any, name: str) -> list[int]:
+    """:func:`topological_order`, with ``name`` (the argument's) in the messages; ``_check.onnx_model`` calls it."""
+    graph = _model(model, name).graph
     available = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    producer = _producers(graph)
+    producer = _producers(graph, name)
     waiting = [0] * len(graph.node)
     consumers: dict[int, list[int]] = {i: [] for i in range(len(graph.node))}
     for i, node in enumerate(graph.node):
@@ -144,7 +149,7 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
                 waiting[i] += 1
                 consumers[producer[inp]].append(i)
             elif inp not in available:
-                raise ValueError(f"model: node {_node_name(node, i)!r} reads tensor {inp!r}, which no node, "
+                raise ValueError(f"{name}: node {_node_name(node, i)!r} reads tensor {inp!r}, which no node, "
                                  "graph input or initializer provides")
     ready = [i for i, w in enumerate(waiting) if w == 0]
     heapq.heapify(ready)
@@ -158,7 +163,7 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
                 heapq.heappush(ready, j)
     if len(order) < len(graph.node):
         stuck = [_node_name(graph.node[i], i) for i in range(len(graph.node)) if waiting[i] > 0]
-        raise ValueError(f"model: the graph has a cycle; these nodes wait on each other: {', '.join(stuck[:8])}"
+        raise ValueError(f"{name}: the graph has a cycle; these nodes wait on each other: {', '.join(stuck[:8])}"
                          + (" …" if len(stuck) > 8 else ""))
     return order
 
@@ -239,19 +244,7 @@ def tensor_shapes(model: onnx.ModelProto) -> dict[str, tuple[tuple[int, ...], np
 # ---- counting -------------------------------------------------------------------------
 
 
-def _record(rec: Any, *, text: Sequence[str] = (), counts: Sequence[str] = (), names: Sequence[str] = ()) -> None:
-    """Check a frozen record's fields: ``text`` are str, ``counts`` integers >= 0, ``names`` tuples of str."""
-    for f in text:
-        if not isinstance(getattr(rec, f), str):
-            raise TypeError(f"{f} must be a str, got {type(getattr(rec, f)).__name__}")
-    for f in counts:
-        _check.integer(getattr(rec, f), f, minimum=0)
-    for f in names:
-        value = _check.sequence(getattr(rec, f), f)
-        for k, item in enumerate(value):
-            if not isinstance(item, str):
-                raise TypeError(f"{f}[{k}] must be a str, got {type(item).__name__}")
-        object.__setattr__(rec, f, value)
+_record = _check.record  # the record-field checks, shared with every module's records
 
 
 def _nonnegative(x: Any, name: str) -> Any:
