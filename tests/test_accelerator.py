@@ -100,3 +100,13 @@ def test_numbers_rows():
 
     rows = accelerator.numbers(tally.Context())
     assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
+
+
+def test_fold_timeline_loads_both_streamed_operands_for_output_stationary():
+    """OS keeps outputs in the PEs and streams both inputs: T·rows + T·cols elements per fold, no stationary tile."""
+    e = estimate(64, 64, 256, 8, 8, "os")
+    assert e.dataflow == "os" and e.folds > 1
+    bw, isz = 16.0, 1
+    load = -(-e.stream * (e.rows + e.cols) * isz // int(bw))  # ceil, written out
+    total, stall = accelerator.fold_timeline(e, bw, itemsize=isz, double_buffer=False)
+    assert total == e.folds * (load + e.per_fold) and stall == e.folds * load

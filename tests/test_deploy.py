@@ -412,3 +412,17 @@ def test_weight_conversions_are_not_counted_as_per_inference_conversions(model):
     r.infer(np.zeros((1, 3, 32, 32), np.float32))
     ran = {p.node_name for p in r.profiling_info}
     assert not any(op.name in ran for op in on_weights)
+
+
+def test_partition_cuts_only_past_max_tensors():
+    """A subgraph may hold exactly ``max_tensors`` tensors; one more starts a new subgraph."""
+    from npukit.graphs import example_chain
+
+    m = example_chain(blocks=1, channels=4, size=8, batchnorm=False, residual=False)
+    tensors = {t for n in m.graph.node for t in [*n.input, *n.output] if t}
+    assert len(tensors) == 9                                  # x, 2×(weight, bias, conv out), stem.relu, y
+    ops = frozenset({"Conv", "Relu"})
+    whole = contract.partition(m, contract.NPUProfile("toy", ops, max_tensors=9))
+    assert [d for d, _ in whole.subgraphs] == ["NPU"]
+    cut = contract.partition(m, contract.NPUProfile("toy", ops, max_tensors=8))
+    assert [d for d, _ in cut.subgraphs] == ["NPU", "NPU"]

@@ -423,3 +423,11 @@ def test_cameranet_macs_agree_with_the_models_summary():
     counts = {c.name: c.macs for c in graphs.op_counts(net.to_onnx()) if c.macs}
     assert sum(counts.values()) == sum(r["macs"] for r in rows) > 0
     assert {r["layer"]: r["macs"] for r in rows if r["macs"]} == counts  # layer by layer, by name
+
+
+def test_bound_on_the_ridge_is_compute():
+    """At the ridge both roofs give the same rate: the peak is reached, so the kernel is compute-bound."""
+    m = graphs.MachineSpec(100e9, 10e9, "toy", "assumed", "assumed")
+    assert m.ridge == 10.0
+    assert m.bound(10.0) == "compute" and m.bound(np.nextafter(10.0, 0)) == "memory"
+    assert m.attainable(10.0) == m.peak_flops
