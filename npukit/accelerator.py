@@ -477,7 +477,9 @@ def bank_conflicts(addresses: np.ndarray, banks: int) -> int:
     if addresses.ndim != 2 or addresses.dtype.kind not in "iu":
         raise ValueError(f"addresses must be a 2-D integer array (cycles, ports), got {addresses.dtype} "
                          f"{addresses.shape}")
-    banks = _check.integer(banks, "banks", minimum=1)
+    banks = _check.integer(banks, "banks", minimum=1, maximum=2**20)
+    if addresses.size and addresses.min() < -1:  # -1 is an idle port; another negative is no address
+        raise ValueError(f"addresses must be word addresses >= 0 (or -1 for an idle port), got {addresses.min()}")
     extra = 0
     for row in addresses:
         hit = row[row >= 0] % banks

@@ -426,3 +426,10 @@ def test_partition_cuts_only_past_max_tensors():
     assert [d for d, _ in whole.subgraphs] == ["NPU"]
     cut = contract.partition(m, contract.NPUProfile("toy", ops, max_tensors=8))
     assert [d for d, _ in cut.subgraphs] == ["NPU", "NPU"]
+
+
+def test_a_reorder_that_keeps_the_layout_converts_only_precision():
+    keep = deploy.ExecutedOp("r", "Reorder", "ref", "bf16", "bf16", "acdb", ("acdb",), ("f32",), ("x",), ("x",), 1)
+    assert not keep.converts_layout and keep.converts_precision
+    move = deploy.ExecutedOp("r", "Reorder", "ref", "f32", "f32", "acdb", ("abcd",), ("f32",), ("x",), ("x",), 1)
+    assert move.converts_layout and not move.converts_precision
