@@ -291,3 +291,11 @@ def record(rec: Any, *, text: Sequence[str] = (), counts: Sequence[str] = (), na
         boolean(getattr(rec, f), f)
     for f in seconds:
         object.__setattr__(rec, f, real(getattr(rec, f), f, minimum=0.0))
+
+
+def image_batch(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` if it is a non-empty 4-D NCHW batch (at least one image; a 3-D array is one image, not a batch)."""
+    x = as_array(x, name)
+    if x.ndim != 4 or len(x) == 0:
+        raise ValueError(f"{name} must be a non-empty 4-D NCHW batch (n >= 1, C, H, W), got shape {x.shape}")
+    return x

@@ -714,6 +714,7 @@ def numbers(ctx: Any) -> list:
 
     if not isinstance(ctx, tally.Context):
         raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _check.image_batch(ctx.images, "ctx.images")
     compiled = compile(ctx.model, "CPU", precision="f32")
     ops = [op for op in executed_graph(compiled) if op.layer_type not in ("Input", "Output") and not op.on_constants]
     reorders = sum(op.converts_layout for op in ops)

@@ -654,6 +654,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     from . import tally
 
     _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _check.image_batch(ctx.images, "ctx.images")  # len() of one 3-D image would be its channels
     layer, (M, N, K) = largest_pointwise(ctx.net, batch=len(ctx.images))
     buffer_bytes, itemsize, c_itemsize = ctx.npu_buffer, 1, 4
     tile = best_tile(M, N, K, buffer_bytes, itemsize, c_itemsize=c_itemsize)

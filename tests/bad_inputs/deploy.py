@@ -3,7 +3,7 @@
 import numpy as np
 from badinput import bad, cyclic, dangling
 
-from npukit import deploy
+from npukit import deploy, tally
 from npukit.graphs import MachineSpec
 from npukit.models import CameraNet
 
@@ -98,4 +98,5 @@ CASES = [
     bad(deploy.LayerTime, "n", "Conv", "k", -1.0, 0.5, (), names="microseconds"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 1.5, (), names="share"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, "memory-bound", exc=TypeError, names="tags"),
+    bad(deploy.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
 ]
