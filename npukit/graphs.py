@@ -281,6 +281,11 @@ class OpCount:
         _record(self, text=("name", "op_type"), counts=("macs", "flops", "param_bytes", "act_bytes_in", "act_bytes_out"))
         object.__setattr__(self, "intensity", _nonnegative(self.intensity, "intensity"))
         object.__setattr__(self, "output_shape", _check.shape(self.output_shape, "output_shape"))
+        if self.flops < 2 * self.macs:
+            raise ValueError(f"flops must be at least 2 × macs = {2 * self.macs} (a MAC is 2 FLOPs), got {self.flops}")
+        want = self.flops / self.bytes if self.bytes else 0.0
+        if not math.isclose(self.intensity, want, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(f"intensity must be flops / bytes = {want:g} (0 when no bytes move), got {self.intensity:g}")
 
     @property
     def bytes(self) -> int:
@@ -368,7 +373,7 @@ def op_counts(model: onnx.ModelProto, *, itemsize: int | None = None) -> list[Op
     """
     model = _model(model)
     if itemsize is not None:
-        itemsize = _check.integer(itemsize, "itemsize", minimum=1)
+        itemsize = _check.integer(itemsize, "itemsize", minimum=1, maximum=16)
     graph = model.graph
     order = topological_order(model)
     shapes = tensor_shapes(model)
@@ -425,7 +430,7 @@ def totals(counts: Sequence[OpCount]) -> dict[str, float]:
     (16128, 1168)
     """
     out = {"macs": 0, "flops": 0, "param_bytes": 0, "act_bytes": 0}
-    for i, c in enumerate(_check.sequence(counts, "counts")):
+    for i, c in enumerate(_check.sequence(counts, "counts", min_length=1)):  # no nodes: 0/0, not intensity 0
         if not isinstance(c, OpCount):
             raise TypeError(f"counts[{i}] must be an OpCount, got {type(c).__name__}")
         out["macs"] += c.macs
@@ -472,9 +477,9 @@ class MachineSpec:
         object.__setattr__(self, "peak_flops", _check.positive(self.peak_flops, "peak_flops"))
         object.__setattr__(self, "bandwidth", _check.positive(self.bandwidth, "bandwidth"))
         _record(self, text=("cpu", "peak_how", "bandwidth_how"))
-        for f in ("threads", "copy_bytes"):
+        for f, top in (("threads", 4096), ("copy_bytes", None)):
             if getattr(self, f) is not None:
-                object.__setattr__(self, f, _check.integer(getattr(self, f), f, minimum=1))
+                object.__setattr__(self, f, _check.integer(getattr(self, f), f, minimum=1, maximum=top))
 
     @property
     def ridge(self) -> float:
@@ -559,9 +564,9 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
     """
     from onnx import TensorProto, helper
 
-    blocks = _check.integer(blocks, "blocks", minimum=0)
-    channels = _check.integer(channels, "channels", minimum=1)
-    size = _check.integer(size, "size", minimum=1)
+    blocks = _check.integer(blocks, "blocks", minimum=0, maximum=1000)
+    channels = _check.integer(channels, "channels", minimum=1, maximum=4096)
+    size = _check.integer(size, "size", minimum=1, maximum=4096)
     rng = np.random.default_rng(_check.integer(seed, "seed", minimum=0))
     batchnorm, residual = _check.boolean(batchnorm, "batchnorm"), _check.boolean(residual, "residual")
     nodes: list = []

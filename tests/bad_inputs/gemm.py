@@ -97,4 +97,6 @@ CASES = [
     # one 3-D image is not a batch of 3 (issue 24, class 6)
     bad(gemm.numbers, tally.Context(images=np.zeros((3, 32, 32), np.float32)), names="ctx.images"),
     bad(gemm.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
+    bad(gemm.tiled_matmul, np.ones((1024, 1024), np.float32), np.ones((1024, 1024), np.float32), (1, 1, 1),
+        names="tile"),
 ]
