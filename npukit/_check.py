@@ -299,3 +299,10 @@ def image_batch(x: Any, name: str) -> np.ndarray:
     if x.ndim != 4 or len(x) == 0:
         raise ValueError(f"{name} must be a non-empty 4-D NCHW batch (n >= 1, C, H, W), got shape {x.shape}")
     return x
+
+
+def function(x: Any, name: str = "fn") -> Any:
+    """Return ``x`` if it can be called (a checker's learner function), else ``TypeError`` naming ``name``."""
+    if not callable(x):
+        raise TypeError(f"{name} must be your function (a callable), got {type(x).__name__} {x!r:.40}")
+    return x

@@ -67,9 +67,10 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     """
     import plotly.graph_objects as go
 
-    x = _check.finite(_check.as_array(x, "x"), "x").astype(np.float32).ravel()
+    x = _check.finite(_check.real_array(x, "x"), "x").astype(np.float32).ravel()  # complex would drop its imaginary part
     if x.size == 0:
         raise ValueError("x must not be empty")
+    methods, title = _check.sequence(methods, "methods", min_length=1), _check.text(title, "title")
     bits = [_check.integer(b, "bits[i]", minimum=2) for b in _check.sequence(bits, "bits", min_length=1)]
     if max(bits) > 8:
         raise ValueError(f"bits must be at most 8, got {max(bits)}")
@@ -117,7 +118,7 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
     """
     import plotly.graph_objects as go
 
-    w = _check.finite(_check.as_array(w, "w"), "w")
+    w, name = _check.finite(_check.as_array(w, "w"), "w"), _check.text(name, "name")
     if w.size == 0 or w.dtype.kind != "f":
         raise ValueError(f"w must be a non-empty float array, got {w.dtype} {w.shape}")
     amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
@@ -160,6 +161,7 @@ def calibration_figure(samples: dict[str, np.ndarray], qparams: dict[str, QParam
 
     if not isinstance(samples, dict) or not samples:
         raise TypeError("samples must be a non-empty dict of label -> array")
+    xlabel = _check.text(xlabel, "xlabel")
     if not isinstance(qparams, dict) or set(qparams) - set(samples):
         raise ValueError("qparams must map labels of samples to QParams")
     hi = max(float(np.max(v)) for v in samples.values())
@@ -190,7 +192,8 @@ def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]]
     """
     import plotly.graph_objects as go
 
-    layers = [str(v) for v in _check.sequence(layers, "layers", min_length=1)]
+    layers = [_check.text(v, f"layers[{i}]") for i, v in enumerate(_check.sequence(layers, "layers", min_length=1))]
+    ylabel = _check.text(ylabel, "ylabel")
     if not isinstance(series, dict) or not series:
         raise TypeError("series must be a non-empty dict of label -> values")
     fig = go.Figure()
