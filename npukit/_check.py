@@ -49,7 +49,7 @@ def integer(x: Any, name: str, *, minimum: int | None = None, maximum: int | Non
     if minimum is not None and x < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {x}")
     if maximum is not None and x > maximum:
-        raise ValueError(f"{name} must be <= {maximum:,} (a larger value would hang or exhaust memory), got {x:,}")
+        raise ValueError(f"{name} must be <= {maximum:,}, got {x:,}")
     return x
 
 

@@ -191,6 +191,7 @@ class Loop:
         for f in ("model", "folded", "qdq"):
             if type(getattr(self, f)).__name__ != "ModelProto":
                 raise TypeError(f"{f} must be an onnx.ModelProto, got {type(getattr(self, f)).__name__}")
+            _check.onnx_model(getattr(self, f), f)
         _check.text(self.device, "device")
         object.__setattr__(self, "checks", _check.sequence(self.checks, "checks", min_length=1))
         for i, c in enumerate(self.checks):

@@ -316,6 +316,8 @@ class Partition:
             _check.one_of(device, f"subgraphs[{i}][0]", ("NPU", "CPU"))
             for k, n in enumerate(_check.sequence(nodes, f"subgraphs[{i}][1]", min_length=1)):
                 _check.text(n, f"subgraphs[{i}][1][{k}]")
+        if self.crossings and len(subgraphs) < 2:
+            raise ValueError(f"crossings must be empty with fewer than two subgraphs, got {len(self.crossings)}")
         for i, c in enumerate(_check.sequence(self.crossings, "crossings")):
             tensor, src, dst, nbytes = _check.sequence(c, f"crossings[{i}]", length=4)
             _check.text(tensor, f"crossings[{i}][0]")

@@ -74,6 +74,8 @@ def quantize_multiplier(real: Any) -> tuple[Any, Any]:
     """
     if isinstance(real, bool) or not isinstance(real, (_numbers.Real, np.ndarray)):
         raise TypeError(f"real must be a positive number or array, got {type(real).__name__}")
+    if isinstance(real, np.ndarray):
+        _check.real_array(real, "real")  # complex would drop its imaginary part, bool would be 1.0
     r = np.asarray(real, dtype=np.float64)
     if not (np.all(np.isfinite(r)) and np.all(r > 0) and np.all(r < 2.0**31)):
         raise ValueError(f"real must be finite, > 0 and < 2**31, got {r.ravel()[:4]}")
@@ -176,11 +178,12 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     m0, n = m0.astype(np.int64), n.astype(np.int64)
     for arr, what in ((m0, "multiplier"), (n, "shift"), (np.asarray(zero_point), "zero_point")):
         try:
-            if arr.size == 0 or np.broadcast_shapes(arr.shape, acc.shape) != acc.shape:
+            if (arr.size == 0 or np.broadcast_shapes(arr.shape, acc.shape) != acc.shape
+                    or (arr.size > 1 and arr.ndim != acc.ndim)):  # (C,) against (N, C, H, W) would scale along W
                 raise ValueError
         except ValueError:
-            raise ValueError(f"{what} must broadcast against acc's shape {acc.shape} (one value, or one per "
-                             f"channel), got shape {arr.shape}") from None
+            raise ValueError(f"{what} must be one value or have acc's {acc.ndim} axes and broadcast against its "
+                             f"shape {acc.shape} (one per channel: shape (1, C, 1, 1)), got shape {arr.shape}") from None
     if m0.size and (m0.min() < 2**30 or m0.max() >= 2**31):
         raise ValueError(f"multiplier must be in [2**30, 2**31) (M0 in [0.5, 1) as int32), got {m0.ravel()[:4]}")
     if n.size and n.min() < -31:

@@ -119,8 +119,8 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
     import plotly.graph_objects as go
 
     w, name = _check.finite(_check.as_array(w, "w"), "w"), _check.text(name, "name")
-    if w.size == 0 or w.dtype.kind != "f":
-        raise ValueError(f"w must be a non-empty float array, got {w.dtype} {w.shape}")
+    if w.size == 0 or w.dtype.kind != "f" or w.ndim < 2:  # (output channels, ...): one bar per channel
+        raise ValueError(f"w must be a non-empty float weight array (output channels, ...), got {w.dtype} {w.shape}")
     amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
     fig = go.Figure(go.Bar(x=np.arange(len(amax)), y=amax.astype(float), marker_color=viz.PALETTE[0],
                            name="per channel"))
@@ -198,6 +198,7 @@ def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]]
         raise TypeError("series must be a non-empty dict of label -> values")
     fig = go.Figure()
     for i, (label, values) in enumerate(series.items()):
+        values = _check.sequence(list(values) if isinstance(values, np.ndarray) else values, f"series[{label!r}]")
         if len(values) != len(layers):
             raise ValueError(f"series[{label!r}] must have {len(layers)} values, got {len(values)}")
         fig.add_trace(go.Bar(x=layers, y=[float(v) for v in values], name=label,

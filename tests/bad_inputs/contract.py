@@ -105,4 +105,5 @@ CASES = [
     bad(contract.groupnorm_model, 10**12, 1, names="channels"),
     bad(contract.groupnorm_model, 16, 4, 10**6, names="size"),
     bad(contract.groupnorm_model, 16, 4, seed=-1, names="seed"),
+    bad(contract.Partition, (), (("t", 0, 1, 4),), names="crossings"),
 ]

@@ -31,4 +31,7 @@ CASES = [
         names="xlabel"),
     bad(fq.layer_error_figure, [None, "b"], {"x": [1.0, 2.0]}, exc=TypeError, names="layers[0]"),
     bad(fq.layer_error_figure, ["a", "b"], {"x": [1.0, 2.0]}, ylabel=3, exc=TypeError, names="ylabel"),
+    bad(fq.layer_error_figure, ["a", "b"], {"x": 1}, exc=TypeError, names="series['x']"),
+    bad(fq.weight_ranges_figure, np.ones(4, np.float32), names="w"),
+    bad(fq.weight_ranges_figure, np.array(1.0), names="w"),
 ]

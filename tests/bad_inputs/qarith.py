@@ -68,4 +68,10 @@ CASES = [
     bad(qarith.integer_forward, dangling(_QDQ), CAL, names="nowhere"),
     bad(qarith.integer_forward, 3, CAL, exc=TypeError, names="qdq_model"),
     bad(qarith.integer_forward, _QDQ, CAL, record=1, exc=TypeError, names="record"),
+    # complex or bool multipliers; per-channel parameters that would broadcast along the wrong axis
+    bad(qarith.quantize_multiplier, np.complex64([0.5]), exc=TypeError, names="real"),
+    bad(qarith.quantize_multiplier, np.array([True]), exc=TypeError, names="real"),
+    bad(qarith.requantize, np.zeros((1, 2, 3, 3), np.int32), np.int64([2**30, 2**30]), np.int64([0, 0]),
+        names="multiplier"),
+    bad(qarith.requantize, np.zeros((1, 2, 3, 3), np.int32), 2**30, np.int64([0, 0, 0]), names="shift"),
 ]
