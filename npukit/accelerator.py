@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _check
 from .graphs import MachineSpec
-from .systolic import Estimate, estimate
+from .systolic import DATAFLOWS, Estimate, estimate
 
 if TYPE_CHECKING:
     from . import tally
@@ -93,6 +93,10 @@ class Layer:
             _check.integer(getattr(self, attr), attr, minimum=1)
         for attr in ("macs", "inputs", "weights"):
             _check.integer(getattr(self, attr), attr, minimum=0)
+        _check.text(self.kind, "kind")
+        if self.macs > self.count * self.M * self.N * self.K:
+            raise ValueError(f"macs must be at most count·M·N·K = {self.count * self.M * self.N * self.K:,} "
+                             f"(the useful part of the GEMMs' work), got {self.macs:,}")
         defaults = {"macs": self.count * self.M * self.N * self.K, "inputs": self.count * self.M * self.K,
                     "weights": self.count * self.K * self.N}
         for attr, value in defaults.items():
@@ -195,6 +199,8 @@ def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-c
     if not isinstance(depthwise, str):
         raise TypeError(f"depthwise must be a string, 'per-channel' or 'dense'; got {type(depthwise).__name__}")
     _check.one_of(depthwise, "depthwise", ("per-channel", "dense"))
+    if net is not None:  # an ONNX model has no .layers: summarise the CameraNet it came from
+        _check.instance(net, "net", models.CameraNet, "models.CameraNet (or None for the default one)")
     net = models.CameraNet() if net is None else net
     by_name = {layer.name: layer for layer in net.layers}
     out = []
@@ -227,6 +233,20 @@ class LayerEstimate:
     cycles: int
     utilization: float
 
+    def __post_init__(self) -> None:
+        _check.instance(self.layer, "layer", Layer, "accelerator.Layer")
+        _check.instance(self.estimate, "estimate", Estimate, "systolic.Estimate")
+        e = self.estimate
+        if (e.M, e.N, e.K) != (self.layer.M, self.layer.N, self.layer.K):
+            raise ValueError(f"estimate must be of the layer's GEMM {(self.layer.M, self.layer.N, self.layer.K)}, "
+                             f"got {(e.M, e.N, e.K)}")
+        if _check.integer(self.cycles, "cycles", minimum=1) != self.layer.count * e.cycles:
+            raise ValueError(f"cycles must be count × the estimate's cycles = {self.layer.count * e.cycles}, "
+                             f"got {self.cycles}")
+        want = self.layer.macs / (e.rows * e.cols * self.cycles)
+        if not np.isclose(_check.real(self.utilization, "utilization"), want, rtol=1e-9, atol=0):
+            raise ValueError(f"utilization must be macs / (PEs × cycles) = {want}, got {self.utilization}")
+
 
 @dataclass(frozen=True)
 class ModelTable:
@@ -236,6 +256,17 @@ class ModelTable:
     cols: int
     dataflow: str
     layers: tuple[LayerEstimate, ...]
+
+    def __post_init__(self) -> None:
+        R, C = _array(self.rows, self.cols)
+        _check.one_of(self.dataflow, "dataflow", DATAFLOWS)
+        layers = _check.sequence(self.layers, "layers", min_length=1)
+        for i, x in enumerate(layers):
+            _check.instance(x, f"layers[{i}]", LayerEstimate, "accelerator.LayerEstimate")
+            if (x.estimate.rows, x.estimate.cols, x.estimate.dataflow) != (R, C, self.dataflow):
+                raise ValueError(f"layers[{i}] must be estimated on this {R}×{C} {self.dataflow} array, got "
+                                 f"{x.estimate.rows}×{x.estimate.cols} {x.estimate.dataflow}")
+        object.__setattr__(self, "layers", layers)
 
     @property
     def cycles(self) -> int:
@@ -476,6 +507,7 @@ def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarr
     K = _check.integer(K, "K", minimum=1)
     R = _check.integer(rows, "rows", minimum=1)
     ld = K if ld is None else _check.integer(ld, "ld", minimum=1)
+    _check.allocation(8 * 3 * (M + R) * R, "M and rows")  # int64 (M + rows - 1) × rows addresses, and temporaries
     if ld < K:
         raise ValueError(f"ld must be >= K = {K} (a row of A must fit), got {ld}")
     t = np.arange(M + R - 1)[:, None]
@@ -520,7 +552,9 @@ def bank_conflicts(addresses: np.ndarray, banks: int) -> int:
     if addresses.ndim != 2 or addresses.dtype.kind not in "iu":
         raise ValueError(f"addresses must be a 2-D integer array (cycles, ports), got {addresses.dtype} "
                          f"{addresses.shape}")
-    banks = _check.integer(banks, "banks", minimum=1)
+    banks = _check.integer(banks, "banks", minimum=1, maximum=2**20)
+    if addresses.size and addresses.min() < -1:  # -1 is an idle port; another negative is no address
+        raise ValueError(f"addresses must be word addresses >= 0 (or -1 for an idle port), got {addresses.min()}")
     extra = 0
     for row in addresses:
         hit = row[row >= 0] % banks
@@ -575,6 +609,7 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
         raise TypeError(f"est must be a systolic.Estimate, got {type(est).__name__}")
     bw = _check.positive(dram_bytes_per_cycle, "dram_bytes_per_cycle")
     isz = _check.integer(itemsize, "itemsize", minimum=1)
+    double_buffer = _check.boolean(double_buffer, "double_buffer")
     if est.dataflow == "os":
         elements = est.stream * (est.rows + est.cols)
     else:

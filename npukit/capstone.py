@@ -39,6 +39,9 @@ __all__ = ["NPU_ARRAY", "CALIBRATION_SEED", "variant", "Check", "LayerRow", "Loo
 #: The hypothetical NPU array every estimate of chapter 8 uses: an ASSUMED
 #: size, clock and DRAM bandwidth (chapter 5's 32×32 weight-stationary array
 #: and its edge-SoC memory), not a product's datasheet.
+#: The widest :func:`variant`: 16 × CameraNet's channels (2,048 in the last block).
+MAX_WIDTH = 16
+
 NPU_ARRAY: dict[str, float] = {"rows": 32, "cols": 32, "clock_hz": 1e9, "dram_bandwidth": 136.5e9}
 
 #: Seed of the calibration images (chapter 6's representative set).
@@ -76,7 +79,9 @@ def variant(width: float = 1.0, size: int = 32) -> CameraNet:
     width = _check.positive(width, "width")
     if width < 1:
         raise ValueError(f"width must be >= 1 (a variant copies channels, it cannot drop them), got {width}")
-    size = _check.integer(size, "size", minimum=16)
+    if width > MAX_WIDTH:  # 1e6 would ask for 10**12-weight convolutions
+        raise ValueError(f"width must be <= {MAX_WIDTH} (a {MAX_WIDTH}× CameraNet has {MAX_WIDTH * 128} channels), got {width}")
+    size = _check.integer(size, "size", minimum=16, maximum=1024)
     base = CameraNet.pretrained()
     wide = lambda c: int(round(c * width))  # noqa: E731
     cfg = base.config
@@ -111,6 +116,16 @@ class Check:
     limit: float
     rule: str = "<="
 
+    def __post_init__(self) -> None:
+        for f in ("stage", "quantity"):
+            if not _check.text(getattr(self, f), f).strip():
+                raise ValueError(f"{f} must not be empty")
+        v = self.value  # NaN is a measurement that failed: it is kept, and never passes
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"value must be a real number, got {type(v).__name__} {v!r}")
+        _check.real(self.limit, "limit")
+        _check.one_of(self.rule, "rule", ("<=", ">="))
+
     @property
     def ok(self) -> bool:
         """True if the stage passed (a NaN value never passes)."""
@@ -133,6 +148,20 @@ class LayerRow:
     array_us: float  #: max(cycles / clock, INT8 compulsory bytes / DRAM bandwidth)
     measured_us: dict = field(default_factory=dict)  #: precision → median µs from the per-layer profile
 
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name", "kind"), counts=("macs", "flops", "bytes_fp32", "bytes_int8", "cycles"),
+                      seconds=("roofline_us", "array_us"))
+        if self.flops < 2 * self.macs:
+            raise ValueError(f"flops must be at least 2 × macs = {2 * self.macs}, got {self.flops}")
+        if self.bytes_int8 > self.bytes_fp32:
+            raise ValueError(f"bytes_int8 must be at most bytes_fp32 ({self.bytes_fp32}), got {self.bytes_int8}")
+        _check.one_of(self.bound, "bound", ("memory", "compute"))
+        if not isinstance(self.measured_us, dict):
+            raise TypeError(f"measured_us must be a dict of precision → µs, got {type(self.measured_us).__name__}")
+        for k, v in self.measured_us.items():
+            _check.text(k, "measured_us key")
+            _check.real(v, f"measured_us[{k!r}]", minimum=0.0)
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -152,6 +181,35 @@ class Loop:
     array: ModelTable
     machine: MachineSpec
     heldout: int  #: held-out images behind ``accuracy`` and ``agreement``
+
+    def __post_init__(self) -> None:
+        from .accelerator import ModelTable
+        from .deploy import Benchmark
+        from .graphs import MachineSpec
+
+        _check.instance(self.net, "net", CameraNet)
+        for f in ("model", "folded", "qdq"):
+            if type(getattr(self, f)).__name__ != "ModelProto":
+                raise TypeError(f"{f} must be an onnx.ModelProto, got {type(getattr(self, f)).__name__}")
+            _check.onnx_model(getattr(self, f), f)
+        _check.text(self.device, "device")
+        object.__setattr__(self, "checks", _check.sequence(self.checks, "checks", min_length=1))
+        for i, c in enumerate(self.checks):
+            _check.instance(c, f"checks[{i}]", Check)
+        for f, lo, hi in (("accuracy", 0.0, 1.0), ("agreement", 0.0, 1.0), ("max_diff", 0.0, None)):
+            d = getattr(self, f)
+            if not isinstance(d, dict):
+                raise TypeError(f"{f} must be a dict, got {type(d).__name__}")
+            for k, v in d.items():
+                _check.real(v, f"{f}[{k!r}]", minimum=lo, maximum=hi)
+        if not isinstance(self.latency, dict) or not all(isinstance(b, Benchmark) for b in self.latency.values()):
+            raise TypeError("latency must be a dict of precision → deploy.Benchmark")
+        object.__setattr__(self, "layers", _check.sequence(self.layers, "layers"))
+        for i, r in enumerate(self.layers):
+            _check.instance(r, f"layers[{i}]", LayerRow)
+        _check.instance(self.array, "array", ModelTable, "accelerator.ModelTable")
+        _check.instance(self.machine, "machine", MachineSpec, "graphs.MachineSpec")
+        _check.integer(self.heldout, "heldout", minimum=1)
 
     @property
     def passed(self) -> bool:
@@ -308,9 +366,10 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     _check.instance(net, "net", CameraNet)
     device = _check.text(device, "device")
     method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "mse"))
-    heldout = _check.integer(heldout, "heldout", minimum=1)
+    heldout = _check.integer(heldout, "heldout", minimum=1, maximum=100_000)
     min_agreement = _check.fraction(min_agreement, "min_agreement")
-    warmup, runs = _check.integer(warmup, "warmup", minimum=0), _check.integer(runs, "runs", minimum=1)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=100_000)
+    runs = _check.integer(runs, "runs", minimum=1, maximum=100_000)
     if calibration is None:
         calibration = shapes_dataset(128, seed=CALIBRATION_SEED, size=net.size)[0]
     _calibration(calibration, net.size)

@@ -154,7 +154,8 @@ def shapes_dataset(n: int, seed: int = 0, *, size: int = 32, background: str = "
     """
     n = _check.integer(n, "n", minimum=0)
     seed = _check.integer(seed, "seed", minimum=0)
-    size = _check.integer(size, "size", minimum=16)
+    size = _check.integer(size, "size", minimum=16, maximum=1024)
+    _check.allocation(4 * 4 * n * 3 * size * size, "n and size")  # the float32 images and the drawing's temporaries
     _check.one_of(background, "background", _BACKGROUNDS)
     gains = _check_brightness(brightness)
     if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not 0 <= noise < 1:

@@ -156,6 +156,11 @@ def largest_pointwise(net: CameraNet, batch: int = 1) -> tuple[str, tuple[int, i
 # ---- the tiled product ------------------------------------------------------------
 
 
+#: Most tile steps :func:`tiled_matmul` runs (each a Python iteration, about a microsecond at best):
+#: 4 million is seconds; a 1×1×1 tile on a 1024³ GEMM would be a billion.
+MAX_TILE_STEPS = 4_000_000
+
+
 def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
     A, B = _check.as_array(A, "A"), _check.as_array(B, "B")
     if A.ndim != 2:
@@ -225,6 +230,11 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
     bm, bn, bk = _tile(tile)
     order = _order(order)
     (M, K), N = A.shape, B.shape[1]
+    steps = -(-M // bm) * -(-N // bn) * -(-K // bk)
+    if steps > MAX_TILE_STEPS:  # each step is a Python-level iteration: a tile of 1 on a large GEMM never ends
+        raise ValueError(f"tile {(bm, bn, bk)} gives {steps:,} tile steps on a {M}×{N}×{K} GEMM, more than "
+                         f"{MAX_TILE_STEPS:,}; use larger tiles")
+    _check.allocation(8 * (M * N + min(bm, M) * min(bn, N)), "A and B")  # C and the scratch tile, in float64 at most
     integer = A.dtype == np.int8
     if integer:
         # an int8·int8 product is at most 2**14 in size and C sums K of them: every partial
@@ -654,6 +664,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     from . import tally
 
     _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _check.image_batch(ctx.images, "ctx.images")  # len() of one 3-D image would be its channels
     layer, (M, N, K) = largest_pointwise(ctx.net, batch=len(ctx.images))
     buffer_bytes, itemsize, c_itemsize = ctx.npu_buffer, 1, 4
     tile = best_tile(M, N, K, buffer_bytes, itemsize, c_itemsize=c_itemsize)

@@ -70,7 +70,7 @@ class Observer:
     def __init__(self, method: str = "minmax", *, percentile: float = 99.99, bins: int = 2048) -> None:
         self.method = _check.one_of(method, "method", _METHODS)
         self.percentile = _percentile(percentile)
-        self.bins = _check.integer(bins, "bins", minimum=64)
+        self.bins = _check.integer(bins, "bins", minimum=64, maximum=2**20)
         if self.bins % 2:
             raise ValueError(f"bins must be even, got {bins}")
         self.lo, self.hi, self.count = np.inf, -np.inf, 0
@@ -109,8 +109,7 @@ class Observer:
             If no batch was added.
         """
         qrange(dtype)
-        if not isinstance(symmetric, bool):
-            raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+        symmetric = _check.boolean(symmetric, "symmetric")
         if self.count == 0:
             raise ValueError("the observer has seen no data: call update(batch) first (calibration data is empty)")
         if self.method == "minmax":
@@ -188,7 +187,8 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
     >>> bool(np.allclose(env["logits"], net(images), atol=1e-4))
     True
     """
-    graph, inits = _graph(model)
+    graph, inits = _graph(_check.onnx_model(model))
+    _images_fit(graph, _float32(images, "images"), "images")
     env = {graph.input[0].name: _float32(images, "images")}
     for node in graph.node:
         if node.op_type not in _FLOAT_OPS:
@@ -210,6 +210,15 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
             y = x @ (w.T if a.get("transB", 0) else w) + inits[node.input[2]]
         env[node.output[0]] = y.astype(np.float32)
     return env
+
+
+def _images_fit(graph: Any, images: np.ndarray, name: str) -> None:
+    """Refuse a batch that is not (n ≥ 1, C, H, W) with the model input's C, H, W (where they are static)."""
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in graph.input[0].type.tensor_type.shape.dim]
+    if images.ndim != 4 or len(images) == 0 or len(dims) != 4 or any(
+            d is not None and d != n for d, n in zip(dims[1:], images.shape[1:])):
+        want = ", ".join("?" if d is None else str(d) for d in dims[1:])
+        raise ValueError(f"{name} must be a non-empty batch of shape (n, {want}), got {images.shape}")
 
 
 # ---- calibration ----------------------------------------------------------------------------
@@ -281,6 +290,7 @@ def calibrate(model: Any, calibration_data: np.ndarray, *, method: str = "minmax
     if len(data) == 0:
         raise ValueError("calibration_data must hold at least one input")
     _check.finite(data, "calibration_data")
+    _images_fit(_graph(_check.onnx_model(model))[0], data, "calibration_data")
     batch = _check.integer(batch, "batch", minimum=1)
     keep_float = _keep_float(model, keep_float)
     observers = {t: Observer(method, percentile=percentile) for t in _activation_edges(model, keep_float)}
@@ -361,6 +371,9 @@ def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
     for t, p in (fixed or {}).items():
         if t not in act or not isinstance(p, QParams):
             raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
+        if p.dtype != "uint8" or np.size(p.scale) != 1:  # written as a uint8, per-tensor Q/DQ pair
+            raise ValueError(f"fixed[{t!r}] must be a per-tensor uint8 QParams (activations are uint8), "
+                             f"got {p.dtype} with {np.size(p.scale)} scale(s)")
     return dict(fixed or {})
 
 
@@ -410,9 +423,8 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     import onnx
     from onnx import helper
 
-    graph, inits = _graph(model)
-    if not isinstance(per_channel, bool):
-        raise TypeError(f"per_channel must be True or False, got {per_channel!r}")
+    graph, inits = _graph(_check.onnx_model(model))
+    per_channel = _check.boolean(per_channel, "per_channel")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
     act.update(_fixed(fixed, act))

@@ -240,8 +240,12 @@ class Fusion:
 
     def __post_init__(self) -> None:
         _record(self, names=("nodes", "op_types", "removed"), counts=("bytes_saved",))
+        if len(self.nodes) < 2 or len(set(self.nodes)) != len(self.nodes):
+            raise ValueError(f"nodes must name at least two different nodes (a fused chain), got {self.nodes}")
         if len(self.nodes) != len(self.op_types):
             raise ValueError(f"op_types must have one entry per node ({len(self.nodes)}), got {len(self.op_types)}")
+        if len(set(self.removed)) != len(self.removed):
+            raise ValueError(f"removed must name each tensor once, got {self.removed}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +256,7 @@ class FusionResult:
     fusions: tuple[Fusion, ...]
 
     def __post_init__(self) -> None:
-        _model(self.model)
+        _check.onnx_model(_model(self.model))
         fusions = _check.sequence(self.fusions, "fusions")
         object.__setattr__(self, "fusions", tuple(_check.instance(f, f"fusions[{k}]", Fusion) for k, f in enumerate(fusions)))
 
@@ -468,7 +472,7 @@ def run_reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list
     """
     from onnx.reference import ReferenceEvaluator
 
-    feeds = _feeds(_model(model).graph, inputs)
+    feeds = _feeds(_check.onnx_model(_model(model)).graph, inputs)
     return list(ReferenceEvaluator(model, new_ops=[_fused_conv_op()]).run(None, feeds))
 
 
@@ -521,7 +525,31 @@ class MemoryPlan:
         _record(self, names=("order",), counts=("peak_bytes", "naive_bytes", "lower_bound_bytes"))
         buffers = _check.sequence(self.buffers, "buffers")
         object.__setattr__(self, "buffers", tuple(_check.instance(b, f"buffers[{k}]", Buffer) for k, b in enumerate(buffers)))
-        _check.power_of_two(self.alignment, "alignment")
+        alignment = _check.power_of_two(self.alignment, "alignment")
+        self._check_layout(alignment)
+
+    def _check_layout(self, alignment: int) -> None:
+        """The plan's promises: distinct names, lifetimes in ``order``, aligned offsets, no byte shared by two live tensors."""
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("order must name each node once")
+        if len({b.tensor for b in self.buffers}) != len(self.buffers):
+            raise ValueError("buffers must hold each tensor once")
+        for k, b in enumerate(self.buffers):
+            if b.last >= len(self.order):
+                raise ValueError(f"buffers[{k}] ({b.tensor!r}) lives until node {b.last}, past the {len(self.order)} nodes of order")
+            if b.offset % alignment:
+                raise ValueError(f"buffers[{k}] ({b.tensor!r}) has offset {b.offset}, not a multiple of alignment {alignment}")
+            for j in range(k):
+                o = self.buffers[j]
+                if b.size and o.size and b.overlaps_in_time(o) and b.overlaps_in_memory(o):
+                    raise ValueError(f"buffers[{k}] ({b.tensor!r}) and buffers[{j}] ({o.tensor!r}) are live together "
+                                     "and share bytes")
+        sums = {"peak_bytes": max((b.offset + b.size for b in self.buffers), default=0),
+                "naive_bytes": sum(round_up(b.size, alignment) for b in self.buffers),
+                "lower_bound_bytes": live_peak((b.size, b.first, b.last) for b in self.buffers)}
+        for f, want in sums.items():
+            if getattr(self, f) != want:
+                raise ValueError(f"{f} must be {want:,} for these buffers, got {getattr(self, f):,}")
 
     def buffer(self, tensor: str) -> Buffer:
         """The :class:`Buffer` of ``tensor`` (``KeyError`` if it is not planned)."""

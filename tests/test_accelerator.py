@@ -132,3 +132,27 @@ def test_numbers_rows():
 
     rows = accelerator.numbers(tally.Context())
     assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
+
+
+def test_fold_timeline_loads_both_streamed_operands_for_output_stationary():
+    """OS keeps outputs in the PEs and streams both inputs: T·rows + T·cols elements per fold, no stationary tile."""
+    e = estimate(64, 64, 256, 8, 8, "os")
+    assert e.dataflow == "os" and e.folds > 1
+    bw, isz = 16.0, 1
+    load = -(-e.stream * (e.rows + e.cols) * isz // int(bw))  # ceil, written out
+    total, stall = accelerator.fold_timeline(e, bw, itemsize=isz, double_buffer=False)
+    assert total == e.folds * (load + e.per_fold) and stall == e.folds * load
+
+
+def test_double_buffered_timeline_pays_the_first_load():
+    """With two buffers the first fold still waits for its loads; every later fold costs max(compute, load)."""
+    e = estimate(1024, 64, 64, 32, 32, "ws")
+    load = -(-(e.rows * e.cols + e.stream * e.rows) // 64)   # WS: stationary tile + streamed rows, 1 byte each
+    total, _ = accelerator.fold_timeline(e, 64.0, double_buffer=True)
+    assert total == load + (e.folds - 1) * max(e.per_fold, load) + e.per_fold
+
+
+def test_bank_conflicts_refuses_negative_addresses_other_than_idle():
+    assert accelerator.bank_conflicts(np.array([[-1, -1, 3, 7]]), 4) == 1     # 3 and 7 share bank 3
+    with pytest.raises(ValueError, match="addresses"):
+        accelerator.bank_conflicts(np.array([[-1, -5]]), 4)

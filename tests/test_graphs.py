@@ -423,3 +423,25 @@ def test_cameranet_macs_agree_with_the_models_summary():
     counts = {c.name: c.macs for c in graphs.op_counts(net.to_onnx()) if c.macs}
     assert sum(counts.values()) == sum(r["macs"] for r in rows) > 0
     assert {r["layer"]: r["macs"] for r in rows if r["macs"]} == counts  # layer by layer, by name
+
+
+def test_bound_on_the_ridge_is_compute():
+    """At the ridge both roofs give the same rate: the peak is reached, so the kernel is compute-bound."""
+    m = graphs.MachineSpec(100e9, 10e9, "toy", "assumed", "assumed")
+    assert m.ridge == 10.0
+    assert m.bound(10.0) == "compute" and m.bound(np.nextafter(10.0, 0)) == "memory"
+    assert m.attainable(10.0) == m.peak_flops
+
+
+def test_constant_and_shape_nodes_move_no_bytes():
+    """A Constant's output and a Shape's answer are parameters: computed once, they cost a node run on its own no DRAM traffic."""
+    x = _vi("x", [1, 4, 8, 8])
+    c = helper.make_node("Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.ones(4, np.float32)))
+    sh = helper.make_node("Shape", ["x"], ["s"], name="shape")
+    add = helper.make_node("Add", ["x", "c4"], ["y"], name="add")
+    r = helper.make_node("Reshape", ["c", "shape4"], ["c4"], name="reshape")
+    shape4 = numpy_helper.from_array(np.array([1, 4, 1, 1], np.int64), "shape4")
+    m = _model([c, r, sh, add], [x], [_vi("y", [1, 4, 8, 8]), helper.make_tensor_value_info("s", 7, [4])], [shape4])
+    counts = {k.name: k for k in graphs.op_counts(m)}
+    assert counts["c"].bytes == 0 and counts["shape"].bytes == 0
+    assert counts["add"].bytes == 4 * (256 + 4 + 256)       # x and the reshaped constant in, y out

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _check
 from .core import CheckFailed, _rng, learner_call
 
 __all__ = [
@@ -463,6 +464,9 @@ def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *,
     """
     if not callable(fn):
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
+    _check.real(measured_drop, "measured_drop")
+    n_images = _check.integer(n_images, "n_images", minimum=1, maximum=100_000)  # the experiment runs again on them
+    tolerance = _check.positive(tolerance, "tolerance")
     p = learner_call("prediction", _sealed(fn), forbid=_forbidden())
     if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
         raise CheckFailed(f"prediction: return a number (a fraction such as 0.1), got {p!r}")
