@@ -589,11 +589,3 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="npukit.graphs")
 
-
-def __getattr__(name: str) -> Any:
-    """``graphs.measure_machine`` is :func:`npukit.roofline.measure_machine` (it moved there with its helpers)."""
-    if name == "measure_machine":
-        from .roofline import measure_machine
-
-        return measure_machine
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,16 +18,13 @@ See chapter 6, "Quantization" (chapters/06_quant.md).
 from __future__ import annotations
 
 import numbers as _numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 from .qarith import _attrs, _conv, _graph, integer_forward
 from .quant import QParams, _float32, _from_range, choose_qparams, qrange
-
-if TYPE_CHECKING:
-    from . import tally
 
 __all__ = [
     "Observer",
@@ -452,12 +449,15 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     return result
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 6's rows of the "numbers so far" table: CameraNet in INT8.
 
-    Follows the contract of :mod:`npukit.tally`: ``ctx.model`` with BatchNorm
-    folded, calibrated (min–max) on 128 images of ``shapes_dataset(seed=7)``,
-    run with :func:`npukit.qarith.integer_forward` on 500 held-out images.
+    Follows the contract of :mod:`npukit.tally`: ``ctx.qdq``, CameraNet
+    with BatchNorm folded and calibrated min–max on 128 images of
+    ``shapes_dataset(seed=7)`` (chapter 8's INT8 model, from the build's store
+    for the shipped network), its weight bytes as deployed
+    (``ctx.weight_bytes``), and :func:`npukit.qarith.integer_forward` on the
+    first 500 images of the held-out draw (``ctx.heldout``).
 
     See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
@@ -465,27 +465,19 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     --------
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
-    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales)'
+    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)'
     """
-    from onnx import numpy_helper
-
-    from . import rewrites, tally
-    from .data import shapes_dataset
-    from .train import HELDOUT_SEED
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
-    qdq = to_qdq(rewrites.fold_batchnorm(ctx.model), shapes_dataset(128, seed=7)[0])
-    images, labels = shapes_dataset(500, seed=HELDOUT_SEED)
-    q_logits, f_logits = integer_forward(qdq, images), ctx.net(images)
-    stored = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
-    n_int8 = sum(a.size for k, a in stored.items() if k.endswith(".int8"))
-    rest = sum(a.nbytes for k, a in stored.items() if not k.endswith(".int8"))
+    _tally.inputs(ctx)
+    n = 500
+    images, labels = (a[:n] for a in ctx.heldout)
+    q_logits, f_logits = integer_forward(ctx.qdq, images), ctx.net(images)
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
+    w = ctx.weight_bytes
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales)",
-                  f"{n_int8 + rest:,} B (float32 weights: {4 * n_int8:,} B)", "npukit.ptq.to_qdq initializers"),
-        tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
-                  "npukit.qarith.integer_forward on 500 held-out images, min-max calibration on 128"),
+        _tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
+                   f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
+                   "initializers of npukit.ptq.to_qdq's model (npukit.shared.weight_bytes)"),
+        _tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
+                   f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
     ]

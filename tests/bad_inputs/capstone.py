@@ -31,4 +31,7 @@ CASES = [
     bad(capstone.closed_loop, _net, machine=_m, calibration=np.full((4, 3, 32, 32), 255, np.float32),
         names="calibration"),
     bad(capstone.numbers, "ctx", exc=TypeError, names="ctx"),
+    bad(capstone.closed_loop, _net, machine=_m, heldout=2001, names="heldout"),
+    bad(capstone.closed_loop, _net, machine=_m, latency=[1.0], exc=TypeError, names="latency"),
+    bad(capstone.closed_loop, _net, machine=_m, heldout=8, runs=3, latency={"FP32": 1.0}, names="latency"),
 ]

@@ -42,4 +42,11 @@ CASES = [
     bad(deploy.AsyncPipeline.throughput, [], names="jobs"),
     bad(deploy.AsyncPipeline.throughput, [(0, 0, 0.0, 0.1, 0.2)], exc=TypeError, names="jobs[0]"),
     bad(deploy.numbers, None, exc=TypeError, names="ctx"),
+    bad(deploy.benchmark_many, {"a": _compiled}, _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, [_compiled, _compiled], _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _model}, _x, exc=TypeError, names="compiled['b']"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x.astype(np.float64), names="float32"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, warmup=-1, names="warmup"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, runs=2, names="runs"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, seed=-1, names="seed"),
 ]
