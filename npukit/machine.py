@@ -33,11 +33,13 @@ from typing import Any, Mapping, Sequence
 from . import _check, _store
 from .graphs import MachineSpec
 
-__all__ = ["TOLERANCE", "FMA_UNITS", "CLOCK_CEILING_HZ", "MeasurementError", "Ceiling", "theoretical_peak",
-           "Profile", "measure_profile", "profile", "RoofCheck", "check_roof"]
+__all__ = ["TOLERANCE", "MAX_ESTIMATES", "FMA_UNITS", "CLOCK_CEILING_HZ", "MeasurementError", "Ceiling",
+           "theoretical_peak", "Profile", "measure_profile", "profile", "RoofCheck", "check_roof"]
 
 #: Two consecutive estimates of the peak and of the bandwidth agree when they differ by at most this fraction.
 TOLERANCE = 0.05
+#: At most this many estimates; if no two consecutive ones agree by then, the profile reports their spread.
+MAX_ESTIMATES = 6
 
 #: Upper bound on vector FMA units per core, by architecture. No OS interface reports it. x86:
 #: Intel cores with AVX-512 have one or two 512-bit FMA units (two on Xeon Gold 6xxx/Platinum,
@@ -251,16 +253,17 @@ class Profile:
                 f"bandwidth {b0 / 1e9:.1f} to {b1 / 1e9:.1f} GB/s)")
 
 
-def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE, max_estimates: int = 6,
-                    repeat: int = 5, n: int = 1024, nbytes: int | None = None) -> Profile:
+def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
+                    max_estimates: int = MAX_ESTIMATES, repeat: int = 5, n: int = 1024,
+                    nbytes: int | None = None) -> Profile:
     """Measure the roofline until two consecutive estimates agree within ``tolerance``.
 
     Each estimate is :func:`npukit.roofline.measure_machine` (the fastest of
     ``repeat`` calls of each kernel, after warm-up). Estimates continue until
     the peak and the bandwidth of the last two both differ by at most
     ``tolerance``, or ``max_estimates`` were made; the profile's numbers are
-    the higher of the last two (a roof is a ceiling: other programs only slow
-    a kernel down), and every estimate is kept for the spread. A peak above
+    the highest of all the estimates (a roof is a ceiling: other programs only
+    slow a kernel down), and every estimate is kept for the spread. A peak above
     :func:`theoretical_peak` raises. Use :func:`profile`, which caches; this
     function measures every time. See chapter 3, "Graphs and the roofline"
     (chapters/03_graphs.md).
@@ -309,13 +312,11 @@ def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
                        and abs(a.bandwidth - b.bandwidth) <= tolerance * max(a.bandwidth, b.bandwidth))
             if settled:
                 break
-    last = estimates[-2:]
-    best_peak = max(last, key=lambda m: m.peak_flops)
-    best_bw = max(last, key=lambda m: m.bandwidth)
-    spec = MachineSpec(best_peak.peak_flops, best_bw.bandwidth, best_peak.cpu,
-                       best_peak.peak_how + f"; the higher of the last two of {len(estimates)} estimates",
-                       best_bw.bandwidth_how + f"; the higher of the last two of {len(estimates)} estimates",
-                       threads=best_peak.threads, copy_bytes=best_bw.copy_bytes)
+    best_peak = max(estimates, key=lambda m: m.peak_flops)
+    best_bw = max(estimates, key=lambda m: m.bandwidth)
+    said = f"; the highest of {len(estimates)} such estimates"
+    spec = MachineSpec(best_peak.peak_flops, best_bw.bandwidth, best_peak.cpu, best_peak.peak_how + said,
+                       best_bw.bandwidth_how + said, threads=best_peak.threads, copy_bytes=best_bw.copy_bytes)
     ceiling = theoretical_peak(spec.threads)
     if ceiling.flops is not None and spec.peak_flops > ceiling.flops:
         raise MeasurementError(

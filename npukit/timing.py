@@ -264,6 +264,10 @@ class Comparison:
     def __getitem__(self, name: str) -> float:
         return self.median(name)
 
+    def items(self) -> list[tuple[str, float]]:
+        """``(name, median seconds per call)`` for every function, in order (a dict's ``items``)."""
+        return [(k, self.median(k)) for k in self.names]
+
     def median(self, name: str) -> float:
         """Median seconds per call of ``name`` over the rounds."""
         return statistics.median(self.times[self._name(name)])
