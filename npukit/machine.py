@@ -39,7 +39,7 @@ __all__ = ["TOLERANCE", "MAX_ESTIMATES", "FMA_UNITS", "CLOCK_CEILING_HZ", "Measu
 #: Two consecutive estimates of the peak and of the bandwidth agree when they differ by at most this fraction.
 TOLERANCE = 0.05
 #: At most this many estimates; if no two consecutive ones agree by then, the profile reports their spread.
-MAX_ESTIMATES = 6
+MAX_ESTIMATES = 4
 
 #: Upper bound on vector FMA units per core, by architecture. No OS interface reports it. x86:
 #: Intel cores with AVX-512 have one or two 512-bit FMA units (two on Xeon Gold 6xxx/Platinum,
@@ -254,7 +254,7 @@ class Profile:
 
 
 def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
-                    max_estimates: int = MAX_ESTIMATES, repeat: int = 5, n: int = 1024,
+                    max_estimates: int = MAX_ESTIMATES, repeat: int = 3, n: int = 1024,
                     nbytes: int | None = None) -> Profile:
     """Measure the roofline until two consecutive estimates agree within ``tolerance``.
 
