@@ -248,9 +248,8 @@ class Profile:
         agreed = (f"the last two agreed within {self.tolerance:.0%}" if self.settled else
                   f"no two consecutive ones agreed within {self.tolerance:.0%}, so the spread below is the "
                   "uncertainty")
-        return (f"measured once for this build, {n} estimate{'s' * (n != 1)} on {self.threads} "
-                f"thread{'s' * (self.threads != 1)}: {agreed} (peak {p0 / 1e9:.1f} to {p1 / 1e9:.1f} GFLOP/s, "
-                f"bandwidth {b0 / 1e9:.1f} to {b1 / 1e9:.1f} GB/s)")
+        return (f"{n} estimate{'s' * (n != 1)} on {self.threads} thread{'s' * (self.threads != 1)}: {agreed} "
+                f"(peak {p0 / 1e9:.1f} to {p1 / 1e9:.1f} GFLOP/s, bandwidth {b0 / 1e9:.1f} to {b1 / 1e9:.1f} GB/s)")
 
 
 def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
