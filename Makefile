@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
+.PHONY: help setup book book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
@@ -44,9 +44,15 @@ $(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/*/*/*.py npukit/data
 	rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $(CACHE_STAMP)
 
+# The build's shared measurements (npukit.shared: the machine profile, latencies, accuracy …) live in
+# $(STORE); every page of one build reads them from there. A build starts a fresh store, and drops the
+# execution cache with it: a cached page would show the old store's numbers next to the new ones.
+STORE := _build/npukit-store
+
 book: $(STAMP) $(CACHE_STAMP)
+	rm -rf $(STORE) _build/.jupyter_cache
 	$(JB) clean . >/dev/null
-	$(JB) build . -W -n --keep-going
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(JB) build . -W -n --keep-going
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
@@ -60,17 +66,23 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory nbgrader-check
 	$(MAKE) --no-print-directory bank-check
 	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory book-check
 	$(MAKE) --no-print-directory browser-check
 	@echo "make test: all checks passed."
 
 unit: $(STAMP)
-	$(PYTEST) -q --doctest-modules npukit tests -m "not slow"
+	$(PYTEST) -q --doctest-modules npukit tests -m "not slow and not book"
+
+# The built book quotes each shared quantity with one value (tables and prose; reads _build, < 1 s).
+book-check: $(STAMP)
+	$(PYTEST) -q tests/test_built_book.py -m book
 
 labs: $(STAMP)
 	$(PYTEST) -q $(NBVAL) labs
 
 chapters: $(STAMP)
-	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
+	rm -rf $(STORE)
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
 
 # Every test that executes notebooks (marked slow): the student edition runs with only its
 # unfinished exercises failing, the grader scores real submissions, the checkers' notebook tests.
@@ -155,8 +167,9 @@ scalesim-reference: $(SSSTAMP)
 
 # ---- authoring helpers --------------------------------------------------------
 # Run one chapter under pytest: make chapter CH=chapters/01_tensors.md
+# (it keeps the store of earlier runs, so a chapter alone runs fast and quotes what the others quoted)
 chapter: $(STAMP)
-	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 $(CH)
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 $(CH)
 
 # Re-execute labs in place and save their outputs: make labs-run [LAB=labs/01_tensors.ipynb]
 LAB ?= labs/*.ipynb

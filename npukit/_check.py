@@ -177,21 +177,6 @@ def zero_point(z: Any, name: str, lo: int, hi: int, of: str) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def onnx_model(x: Any, name: str = "model") -> Any:
-    """Return ``x`` if it is an ``onnx.ModelProto`` whose graph can be walked.
-
-    Every node must read only graph inputs, initializers and other nodes'
-    outputs, no tensor may have two writers, and the graph must be acyclic:
-    a walk over a cyclic graph never ends (OpenVINO's reader hangs on one)
-    and a dangling input fails deep inside a runtime. The check is
-    :func:`npukit.graphs.topological_order`'s, with ``name`` in the message.
-    """
-    from .graphs import _topological_order
-
-    _topological_order(x, name)
-    return x
-
-
 def positive(x: Any, name: str) -> float:
     """Return ``x`` as ``float`` if it is a finite real number > 0."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):

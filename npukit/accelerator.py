@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 from .graphs import MachineSpec
 from .systolic import DATAFLOWS, Estimate, estimate
-
-if TYPE_CHECKING:
-    from . import tally
 
 __all__ = [
     "Layer",
@@ -626,7 +623,7 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
 # ---- numbers so far -----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 5's rows of the "numbers so far" table: CameraNet on a systolic array.
 
     Follows the contract of :mod:`npukit.tally`: CameraNet's layers
@@ -640,19 +637,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.chapter for r in numbers(tally.Context())]
     [5, 5, 5]
     """
-    from . import tally
     from .gemm import largest_pointwise
 
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     t = model_table(cameranet_layers(ctx.net), 32, 32, "ws")
     name, (M, N, K) = largest_pointwise(ctx.net)        # chapter 4's (M = c_out, N = pixels)
     big = estimate(N, M, K, 128, 128, "ws")               # here: M = pixels, N = filters
     return [
-        tally.Row(5, "CameraNet, batch 1, on a 32×32 weight-stationary array (depthwise per channel)",
-                  f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
-        tally.Row(5, f"{name}, batch 1, on a 128×128 array (WS)",
+        _tally.Row(5, "CameraNet, batch 1, on a 32×32 weight-stationary array (depthwise per channel)",
+                   f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
+        _tally.Row(5, f"{name}, batch 1, on a 128×128 array (WS)",
                   f"{big.cycles:,} cycles, utilization {big.utilization:.2%}", "npukit.systolic.estimate"),
-        tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
+        _tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
                   f"{peak_tops(128, 128, 1e9):.1f} TOPS", "npukit.accelerator.peak_tops"),
     ]

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import _check
+from .graphs import _walkable
 
 __all__ = [
     "supported_ops", "NPUProfile", "ILLUSTRATIVE_NPU", "Violation", "check_contract", "Partition", "partition",
@@ -261,7 +262,7 @@ def _model_proto(model: Any, name: str = "model") -> Any:
     """``model`` if it is an ``onnx.ModelProto`` with a walkable graph (no cycle, no dangling input)."""
     if type(model).__name__ != "ModelProto":
         raise TypeError(f"{name} must be an onnx.ModelProto, got {type(model).__name__}")
-    return _check.onnx_model(model, name)
+    return _walkable(model, name)
 
 
 def check_contract(model: Any, profile: NPUProfile = ILLUSTRATIVE_NPU) -> list[Violation]:

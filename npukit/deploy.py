@@ -25,12 +25,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 
 __all__ = [
     "DEVICES", "PRECISIONS", "HINTS", "DeviceChoice", "choose_device", "compile",
     "ExecutedOp", "executed_graph", "LayerTime", "profile_layers",
-    "Benchmark", "benchmark", "Job", "AsyncPipeline", "numbers",
+    "Benchmark", "benchmark", "benchmark_many", "Job", "AsyncPipeline", "numbers",
 ]
 
 #: The physical device families a course lab may ask for, in order of preference.
@@ -251,11 +252,11 @@ def _check_graph(model: Any) -> None:
     else (OpenVINO IR, an ``openvino.Model``) is left to OpenVINO.
     """
     if type(model).__name__ == "ModelProto":
-        _check.onnx_model(model)
+        _walkable(model)
     elif isinstance(model, (str, pathlib.Path)) and str(model).endswith(".onnx") and pathlib.Path(model).is_file():
         import onnx
 
-        _check.onnx_model(onnx.load(str(model), load_external_data=False))
+        _walkable(onnx.load(str(model), load_external_data=False))
     elif isinstance(model, bytes) and not model.lstrip().startswith(b"<"):  # not IR XML: must be ONNX
         import onnx
         from google.protobuf.message import DecodeError
@@ -266,7 +267,7 @@ def _check_graph(model: Any) -> None:
             raise ValueError("model: these bytes are neither a serialized ONNX model nor OpenVINO IR XML") from exc
         if not proto.graph.node:
             raise ValueError("model: these bytes hold no ONNX graph (no nodes); pass a serialized ONNX model")
-        _check.onnx_model(proto)
+        _walkable(proto)
 
 
 def _device(device: Any, core: Any) -> str:
@@ -441,7 +442,7 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
 
         if type(model).__name__ != "ModelProto":
             raise TypeError(f"model must be an onnx.ModelProto, got {type(model).__name__}")
-        _check.onnx_model(model)
+        _walkable(model)
         _check.instance(machine, "machine", MachineSpec, "graphs.MachineSpec")
     if device_of is not None and not isinstance(device_of, Mapping):
         raise TypeError(f"device_of must map layer names to devices, got {type(device_of).__name__}")
@@ -598,6 +599,71 @@ def benchmark(compiled: Any, inputs: Any, warmup: int = 5, runs: int = 50) -> Be
     return Benchmark(first, tuple(times))
 
 
+
+def benchmark_many(compiled: Mapping[str, Any], inputs: Any, warmup: int = 10, runs: int = 200, *,
+                   seed: int = 0) -> dict[str, Benchmark]:
+    """Benchmark several compiled models against each other, in interleaved rounds.
+
+    :func:`benchmark` run once per model, one model after the other, lets
+    whatever else the machine does in those seconds decide the comparison.
+    Here each model gets a fresh request whose first inference is timed;
+    then, after ``warmup`` untimed inferences of each, every one of ``runs``
+    rounds times one inference of each model, in a shuffled order, through
+    :func:`npukit.measure.compare`. ``result[name].times[i]`` of every model
+    come from the same round ``i``, so ``measure.Comparison.from_times({k:
+    b.times for k, b in result.items()})`` gives paired verdicts. See
+    chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
+
+    Parameters
+    ----------
+    compiled : mapping of str to openvino.CompiledModel
+        At least two models, by name, that take the same ``inputs``.
+    inputs
+        As for :func:`benchmark`.
+    warmup, runs : int
+        Untimed inferences per model (>= 0) and rounds (>= 3).
+    seed : int
+        Seed of the rounds' order (>= 0).
+
+    Returns
+    -------
+    dict of str to Benchmark
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``compiled`` is not such a mapping, the inputs do not fit a model,
+        or a count is out of range.
+
+    Examples
+    --------
+    >>> from npukit.models import CameraNet
+    >>> m = CameraNet.pretrained().to_onnx()
+    >>> b = benchmark_many({"f32": compile(m), "bf16": compile(m, precision="bf16")},
+    ...                    np.zeros((1, 3, 32, 32), np.float32), 2, 5)
+    >>> sorted(b), len(b["f32"].times)
+    (['bf16', 'f32'], 5)
+    """
+    from .timing import compare
+
+    if not isinstance(compiled, Mapping) or len(compiled) < 2:
+        raise TypeError("compiled must be a mapping of at least two names to openvino.CompiledModel objects")
+    warmup = _check.integer(warmup, "warmup", minimum=0)
+    runs = _check.integer(runs, "runs", minimum=3)
+    for k, c in compiled.items():
+        if not hasattr(c, "create_infer_request"):
+            raise TypeError(f"compiled[{k!r}] must be an openvino.CompiledModel, got {type(c).__name__}")
+        _check_inputs(c, inputs)
+    requests = {k: c.create_infer_request() for k, c in compiled.items()}
+    first = {}
+    for k, r in requests.items():
+        t0 = time.perf_counter()
+        r.infer(inputs)
+        first[k] = time.perf_counter() - t0
+    timed = compare({k: (lambda r=r: r.infer(inputs)) for k, r in requests.items()}, rounds=runs, warmup=warmup,
+                    number=1, seed=seed)
+    return {k: Benchmark(first[k], timed.times[k]) for k in compiled}
+
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One asynchronous inference: which request ran it, and when (seconds from the pipeline's start)."""
@@ -709,20 +775,22 @@ def numbers(ctx: Any) -> list:
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
     'executed operations (OpenVINO CPU, f32)'
-    """
-    from . import tally
 
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    The latency is ``ctx.latency["FP32"]``: for the shipped model the
+    build's one measurement (:func:`npukit.shared.latency`), interleaved
+    with the other precisions, which every page quotes.
+    """
+    _tally.inputs(ctx)
     _check.image_batch(ctx.images, "ctx.images")
     compiled = compile(ctx.model, "CPU", precision="f32")
     ops = [op for op in executed_graph(compiled) if op.layer_type not in ("Input", "Output") and not op.on_constants]
     reorders = sum(op.converts_layout for op in ops)
-    b = benchmark(compiled, ctx.images[:1], warmup=5, runs=30)
+    b = ctx.latency["FP32"]
     how = "deploy.executed_graph(deploy.compile(model, 'CPU', precision='f32'))"
     return [
-        tally.Row(7, "executed operations (OpenVINO CPU, f32)",
-                  f"{len(ops)} per inference ({reorders} inserted layout Reorders)", how),
-        tally.Row(7, "latency, batch 1, CPU f32: first / steady median",
-                  f"{b.first * 1e3:.2f} ms / {b.median * 1e3:.3f} ms", "deploy.benchmark (this machine)"),
+        _tally.Row(7, "executed operations (OpenVINO CPU, f32)",
+                   f"{len(ops)} per inference ({reorders} inserted layout Reorders)", how),
+        _tally.Row(7, "latency, batch 1, CPU f32: first / steady median",
+                   f"{b.first * 1e3:.2f} ms / {b.median * 1e3:.3f} ms",
+                   f"deploy.benchmark_many, {len(b.times)} rounds interleaved with BF16 and INT8 (npukit.shared.latency)"),
     ]

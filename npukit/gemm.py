@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 
 if TYPE_CHECKING:
-    from . import tally
     from .models import CameraNet
 
 __all__ = ["ORDERS", "Traffic", "conv_as_gemm", "largest_pointwise", "tiled_matmul", "footprint", "traffic",
@@ -646,7 +645,7 @@ def best_tile(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, orde
 # ---- numbers so far -----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 4's rows of the "numbers so far" table: CameraNet's largest pointwise conv, tiled.
 
     Follows the contract of :mod:`npukit.tally`. For the layer
@@ -661,9 +660,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> numbers(tally.Context(npu_buffer=8 * 1024))[0].value
     'M=128, N=128, K=64 (1,048,576 MACs)'
     """
-    from . import tally
-
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
     _check.image_batch(ctx.images, "ctx.images")  # len() of one 3-D image would be its channels
     layer, (M, N, K) = largest_pointwise(ctx.net, batch=len(ctx.images))
     buffer_bytes, itemsize, c_itemsize = ctx.npu_buffer, 1, 4
@@ -671,10 +668,10 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     t = traffic(M, N, K, tile, "mnk", itemsize, buffer_bytes, c_itemsize=c_itemsize)
     low = compulsory(M, N, K, itemsize, c_itemsize=c_itemsize)
     return [
-        tally.Row(4, f"{layer} (largest pointwise conv) as a GEMM, batch {len(ctx.images)}",
+        _tally.Row(4, f"{layer} (largest pointwise conv) as a GEMM, batch {len(ctx.images)}",
                   f"M={M}, N={N}, K={K} ({M * N * K:,} MACs)", "npukit.gemm.largest_pointwise and conv_as_gemm"),
-        tally.Row(4, f"best tile for a {buffer_bytes / 1024:g} KiB buffer "
+        _tally.Row(4, f"best tile for a {buffer_bytes / 1024:g} KiB buffer "
                      f"({itemsize}-byte operands, {c_itemsize}-byte accumulators, 64-byte lines, order mnk)",
                   f"{tile} → {t.total:,} B of DRAM traffic", "npukit.gemm.best_tile and traffic"),
-        tally.Row(4, "traffic / compulsory minimum", f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
+        _tally.Row(4, "traffic / compulsory minimum", f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
     ]

@@ -137,7 +137,7 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
 
 
 def _topological_order(model: Any, name: str) -> list[int]:
-    """:func:`topological_order`, with ``name`` (the argument's) in the messages; ``_check.onnx_model`` calls it."""
+    """:func:`topological_order`, with ``name`` (the argument's) in the messages; :func:`_walkable` calls it."""
     graph = _model(model, name).graph
     available = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
     producer = _producers(graph, name)
@@ -166,6 +166,20 @@ def _topological_order(model: Any, name: str) -> list[int]:
         raise ValueError(f"{name}: the graph has a cycle; these nodes wait on each other: {', '.join(stuck[:8])}"
                          + (" …" if len(stuck) > 8 else ""))
     return order
+
+
+def _walkable(model: Any, name: str = "model") -> Any:
+    """Return ``model`` if it is an ``onnx.ModelProto`` whose graph can be walked.
+
+    Every node must read only graph inputs, initializers and other nodes'
+    outputs, no tensor may have two writers, and the graph must be acyclic:
+    a walk over a cyclic graph never ends (OpenVINO's reader hangs on one)
+    and a dangling input fails deep inside a runtime. The check is
+    :func:`topological_order`'s, with ``name`` in the message; the later
+    chapters' modules call it before they walk a graph.
+    """
+    _topological_order(model, name)
+    return model
 
 
 def _static(type_proto: Any) -> tuple[tuple[int, ...], np.dtype] | None:
@@ -587,11 +601,3 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="npukit.graphs")
 
-
-def __getattr__(name: str) -> Any:
-    """``graphs.measure_machine`` is :func:`npukit.roofline.measure_machine` (it moved there with its helpers)."""
-    if name == "measure_machine":
-        from .roofline import measure_machine
-
-        return measure_machine
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,14 +21,11 @@ import dataclasses
 import math
 import numbers as _numbers
 import statistics
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _arith, _check
-
-if TYPE_CHECKING:
-    from . import tally
+from . import _arith, _check, _tally
 
 __all__ = [
     "LETTERS", "permutation", "convert", "conversion_is_free", "onednn_tag",  # layout strings
@@ -724,7 +721,7 @@ def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC
                       statistics.median(t_copy), statistics.median(t_view) if t_view else float("nan"))
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 2's rows of the "numbers so far" table: measured NCHW → NHWC conversions.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.conversions``
@@ -744,13 +741,11 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> numbers(tally.Context(conversions=[c]))[0].value
     '4.0 µs (4.0× a copy)'
     """
-    from . import tally
-
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
     rows = []
     for i, c in enumerate(_check.sequence(ctx.conversions, "ctx.conversions", min_length=1)):
         _check.instance(c, f"ctx.conversions[{i}]", Conversion)
-        rows.append(tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
+        rows.append(_tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
                               f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
                               "measured: NumPy copy into a preallocated buffer, median of repeats"))
     return rows

@@ -18,16 +18,14 @@ See chapter 6, "Quantization" (chapters/06_quant.md).
 from __future__ import annotations
 
 import numbers as _numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 from .qarith import _attrs, _conv, _graph, integer_forward
 from .quant import QParams, _float32, _from_range, _mse_clip, choose_qparams, qrange
-
-if TYPE_CHECKING:
-    from . import tally
 
 __all__ = [
     "Observer",
@@ -187,7 +185,7 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
     >>> bool(np.allclose(env["logits"], net(images), atol=1e-4))
     True
     """
-    graph, inits = _graph(_check.onnx_model(model))
+    graph, inits = _graph(_walkable(model))
     _images_fit(graph, _float32(images, "images"), "images")
     env = {graph.input[0].name: _float32(images, "images")}
     for node in graph.node:
@@ -290,7 +288,7 @@ def calibrate(model: Any, calibration_data: np.ndarray, *, method: str = "minmax
     if len(data) == 0:
         raise ValueError("calibration_data must hold at least one input")
     _check.finite(data, "calibration_data")
-    _images_fit(_graph(_check.onnx_model(model))[0], data, "calibration_data")
+    _images_fit(_graph(_walkable(model))[0], data, "calibration_data")
     batch = _check.integer(batch, "batch", minimum=1)
     keep_float = _keep_float(model, keep_float)
     observers = {t: Observer(method, percentile=percentile) for t in _activation_edges(model, keep_float)}
@@ -423,7 +421,7 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     import onnx
     from onnx import helper
 
-    graph, inits = _graph(_check.onnx_model(model))
+    graph, inits = _graph(_walkable(model))
     per_channel = _check.boolean(per_channel, "per_channel")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
@@ -458,12 +456,15 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     return result
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 6's rows of the "numbers so far" table: CameraNet in INT8.
 
-    Follows the contract of :mod:`npukit.tally`: ``ctx.model`` with BatchNorm
-    folded, calibrated (min–max) on 128 images of ``shapes_dataset(seed=7)``,
-    run with :func:`npukit.qarith.integer_forward` on 500 held-out images.
+    Follows the contract of :mod:`npukit.tally`: ``ctx.qdq``, CameraNet
+    with BatchNorm folded and calibrated min–max on 128 images of
+    ``shapes_dataset(seed=7)`` (chapter 8's INT8 model, from the build's store
+    for the shipped network), its weight bytes as deployed
+    (``ctx.weight_bytes``), and :func:`npukit.qarith.integer_forward` on the
+    first 500 images of the held-out draw (``ctx.heldout``).
 
     See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
@@ -471,27 +472,19 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     --------
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
-    'weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)'
+    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)'
     """
-    from onnx import numpy_helper
-
-    from . import rewrites, tally
-    from .data import shapes_dataset
-    from .train import HELDOUT_SEED
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
-    qdq = to_qdq(rewrites.fold_batchnorm(ctx.model), shapes_dataset(128, seed=7)[0])
-    images, labels = shapes_dataset(500, seed=HELDOUT_SEED)
-    q_logits, f_logits = integer_forward(qdq, images), ctx.net(images)
-    stored = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
-    n_int8 = sum(a.size for k, a in stored.items() if k.endswith(".int8"))
-    rest = sum(a.nbytes for k, a in stored.items() if not k.endswith(".int8"))
+    _tally.inputs(ctx)
+    n = 500
+    images, labels = (a[:n] for a in ctx.heldout)
+    q_logits, f_logits = integer_forward(ctx.qdq, images), ctx.net(images)
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
+    w = ctx.weight_bytes
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, scales, zero points)",
-                  f"{n_int8 + rest:,} B (float32 weights: {4 * n_int8:,} B)", "npukit.ptq.to_qdq initializers"),
-        tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
-                  "npukit.qarith.integer_forward on 500 held-out images, min-max calibration on 128"),
+        _tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
+                   f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
+                   "initializers of npukit.ptq.to_qdq's model (npukit.shared.weight_bytes)"),
+        _tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
+                   f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
     ]

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import _check
+from .graphs import _walkable
 from .quant import DTYPES, _float32, quantize
 
 __all__ = [
@@ -488,7 +489,7 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     >>> float((logits.argmax(1) == net(images).argmax(1)).mean())
     1.0
     """
-    graph, inits = _graph(_check.onnx_model(qdq_model, "qdq_model"))
+    graph, inits = _graph(_walkable(qdq_model, "qdq_model"))
     images = _float32(images, "images")
     record = _check.boolean(record, "record")
     if images.ndim != 4 or len(images) == 0:

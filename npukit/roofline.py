@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from . import _check
-from .graphs import MachineSpec, OpCount, _model, _node_name, op_counts, tensor_shapes
+from .graphs import MachineSpec, OpCount, _model, _walkable, _node_name, op_counts, tensor_shapes
 
 if TYPE_CHECKING:
     import onnx
@@ -401,7 +401,7 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
     >>> alone["a"].bytes + alone["b"].bytes - fused.bytes      # the 4×8×8 float32 tensor between them, written and read
     2048
     """
-    model = _check.onnx_model(_model(model))
+    model = _walkable(_model(model))
     if not isinstance(kernels, Mapping):
         raise TypeError(f"kernels must be a mapping of kernel names to lists of ONNX node names, "
                         f"got {type(kernels).__name__}")

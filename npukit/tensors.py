@@ -30,14 +30,11 @@ import dataclasses
 import functools
 import math
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from . import _check
-
-if TYPE_CHECKING:
-    from . import tally
+from . import _check, _tally
 
 __all__ = [
     "TensorInfo", "describe", "root_buffer",  # describing an array
@@ -603,7 +600,7 @@ def cache_line_size() -> int | None:
 # ---- numbers so far ----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 1's rows of the "numbers so far" table: CameraNet's input batch as memory.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.images``.
@@ -620,14 +617,11 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.value for r in numbers(tally.Context(images=np.zeros((8, 3, 32, 32), np.float32)))]
     ['(8, 3, 32, 32) float32', '98,304 B', '12,288 B', '(12288, 4096, 128, 4) B']
     """
-    from . import tally
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     images = _check.image_batch(ctx.images, "ctx.images")
     return [
-        tally.Row(1, "input batch", f"{images.shape} {images.dtype}", "images.shape, images.dtype"),
-        tally.Row(1, "input batch bytes", f"{images.nbytes:,} B", "images.nbytes"),
-        tally.Row(1, "one image", f"{images[0].nbytes:,} B", "images[0].nbytes = strides[0] when contiguous"),
-        tally.Row(1, "input batch strides", f"{images.strides} B", "images.strides"),
+        _tally.Row(1, "input batch", f"{images.shape} {images.dtype}", "images.shape, images.dtype"),
+        _tally.Row(1, "input batch bytes", f"{images.nbytes:,} B", "images.nbytes"),
+        _tally.Row(1, "one image", f"{images[0].nbytes:,} B", "images[0].nbytes = strides[0] when contiguous"),
+        _tally.Row(1, "input batch strides", f"{images.strides} B", "images.strides"),
     ]

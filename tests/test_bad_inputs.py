@@ -20,7 +20,7 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
            "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
-           "teach.gemm", "teach.quant", "teach.bank"]
+           "teach.gemm", "teach.quant", "teach.bank", "timing", "machine", "shared"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {
@@ -34,6 +34,12 @@ EXEMPT: dict[str, str] = {
     "teach.bank.counts": "takes no arguments",
     **{f"teach.bank.{k}": "a plain record of a question's parts, checked by Question" for k in
        ("Option", "Mistake", "Instance")},
+    **{f"{m}.Judgement": "a plain record returned by measure.judge" for m in ("measure", "timing")},
+    **{f"machine.{k}": "a plain record returned by machine's functions" for k in ("Ceiling", "Profile", "RoofCheck")},
+    **{f"shared.{k}": "takes no arguments" for k in
+       ("profile", "machine", "float_accuracy", "folded", "calibration", "qdq", "weight_bytes", "latency",
+        "latency_comparison", "conversions", "loop")},
+    "shared.is_shipped": "a predicate: any object is an answer (False unless it is the shipped CameraNet)",
 }
 
 

@@ -21,7 +21,7 @@ from onnx import helper, numpy_helper
 from support import onnx_model as _model
 from support import value_info as _vi
 
-from npukit import figures, graphs, rewrites
+from npukit import figures, graphs, rewrites, roofline
 
 # ---- independent counts ------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ def test_topological_order_repairs_a_shuffled_graph():
 
 
 def test_measure_machine_reports_positive_numbers_and_how():
-    m = graphs.measure_machine(repeat=1, n=128, nbytes=2**20)
+    m = roofline.measure_machine(repeat=1, n=128, nbytes=2**20)
     assert isinstance(m, graphs.MachineSpec)
     assert m.peak_flops > 1e6 and m.bandwidth > 1e6
     assert "matmul" in m.peak_how and "copyto" in m.bandwidth_how and m.cpu
@@ -244,7 +244,7 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="itemsize must be >= 1"):
         graphs.op_counts(m, itemsize=0)
     with pytest.raises(ValueError, match="repeat must be >= 1"):
-        graphs.measure_machine(repeat=0)
+        roofline.measure_machine(repeat=0)
     with pytest.raises(TypeError, match="machine must be a MachineSpec"):
         figures.graphs.roofline_figure("fast")
     with pytest.raises(TypeError, match=r"counts\[0\] must be an OpCount"):

@@ -59,4 +59,7 @@ CASES = [
     bad(capstone.LayerRow, **_row(measured_us={"INT8": float("nan")}), names="measured_us['INT8']"),
     bad(capstone.LayerRow, **_row(measured_us=[1.0]), exc=TypeError, names="measured_us"),
     bad(capstone.Loop, *([None] * 14), exc=TypeError, names="net"),
+    bad(capstone.closed_loop, _net, machine=_m, heldout=2001, names="heldout"),
+    bad(capstone.closed_loop, _net, machine=_m, latency=[1.0], exc=TypeError, names="latency"),
+    bad(capstone.closed_loop, _net, machine=_m, heldout=8, runs=3, latency={"FP32": 1.0}, names="latency"),
 ]

@@ -99,4 +99,11 @@ CASES = [
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 1.5, (), names="share"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, "memory-bound", exc=TypeError, names="tags"),
     bad(deploy.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
+    bad(deploy.benchmark_many, {"a": _compiled}, _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, [_compiled, _compiled], _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _model}, _x, exc=TypeError, names="compiled['b']"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x.astype(np.float64), names="float32"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, warmup=-1, names="warmup"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, runs=2, names="runs"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, seed=-1, names="seed"),
 ]
