@@ -1,0 +1,385 @@
+"""Book build glue for the translated edition: one source, two editions.
+
+The English pages are the source. The Chinese edition (中文版) is the same
+Sphinx project built with ``language = zh_CN``: Sphinx replaces every
+translatable message (a title, a paragraph, a list item, a table cell, a
+caption, an exercise's text) by its translation from
+``locale/zh_CN/LC_MESSAGES/<page>.po``. Code cells and their outputs are not
+messages; they come from the execution cache that the English build filled.
+See ``CONTRIBUTING.md``, "The Chinese edition", and ``COURSE.md`` §11.
+
+This Sphinx extension (listed in ``_config.yml``) adds what that needs:
+
+* **a language switch**: every page links to its counterpart in the other
+  edition (English at the site root, Chinese under ``zh/``), in the sidebar
+  and as ``<link rel="alternate" hreflang=…>``;
+* **a translation check** in a translated build: every message of a page is
+  looked up in the page's catalogue exactly as Sphinx's ``Locale`` transform
+  looks it up. A message with no translation (new or changed English, or a
+  fuzzy entry, which Sphinx leaves out of the compiled catalogue) is a warning
+  on the pages listed in ``npukit_translation_required`` (so ``-W`` fails the
+  build) and is counted on the others, whose Chinese pages say how much is
+  still in English;
+* **no second execution**: a translated build that had to execute a notebook
+  (its code was not in the cache) warns, so ``make book`` always builds the
+  English edition first and the Chinese one from its cache;
+* **glossary terms kept**: a term is not a message (the glossary already
+  pairs each English term with its Chinese one, and ``{term}`` references on
+  every page name them);
+* **exercise titles as messages** (sphinx-exercise does not mark them
+  translatable), the toggle buttons' strings from sphinx-togglebutton's own
+  Chinese catalogue (it ships it as ``zh-cn``, a name gettext does not match
+  with ``zh_CN``) and myst-nb's "Show code cell source" prompts (myst-nb has
+  no catalogue);
+* a note on the pages that stay English (``npukit_english_only``: the labs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gettext
+import html
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["setup"]
+
+#: Where each edition lives in the published site, and how its switch link reads.
+EDITIONS = {"en": ("", "English", "en"), "zh_CN": ("zh/", "中文版", "zh-CN")}
+SOURCE_LANGUAGE = "en"
+TEMPLATES = Path(__file__).parent / "templates"
+SWITCH_TEMPLATE = "npukit-language.html"
+
+#: myst-nb's default prompts for hidden code cells, and their Chinese.
+PROMPTS_ZH = {
+    "Show code cell source": "显示代码", "Hide code cell source": "隐藏代码",
+    "Show code cell output": "显示输出", "Hide code cell output": "隐藏输出",
+    "Show code cell outputs": "显示输出", "Hide code cell outputs": "隐藏输出",
+    "Show code cell content": "显示代码单元", "Hide code cell content": "隐藏代码单元",
+}
+
+#: Notes shown at the top of translated pages (the text is the edition's own language).
+NOTES = {
+    "zh_CN": {
+        "english_only": "本页在中文版中仍为英文：实验笔记本（说明、代码与输出）暂未翻译，"
+                        "中文版只翻译书中的正文页面。",
+        "incomplete": "本页的翻译尚未完成：{missing} 处文字（共 {total} 处）仍以英文原文显示。",
+    },
+}
+
+
+def _translated(config: Any) -> bool:
+    return bool(config.language) and config.language != SOURCE_LANGUAGE
+
+
+def _matches(docname: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(docname, p) for p in patterns)
+
+
+# ---- the translation check ----------------------------------------------------
+
+def _catalogue(env: Any, docname: str) -> dict[str, str] | None:
+    """The compiled messages of ``docname``'s catalogue (None when it has none), as Locale reads them.
+
+    Read from the ``.mo`` files directly (not through ``gettext.translation``,
+    whose cache would keep an older catalogue in a long-lived process).
+    """
+    from sphinx.util.i18n import docname_to_domain
+
+    domain = docname_to_domain(docname, env.config.gettext_compact)
+    merged: dict[str, str] = {}
+    found = False
+    for directory in reversed(env.config.locale_dirs):  # the first directory wins, as in Sphinx
+        mo = gettext.find(domain, os.path.join(env.srcdir, directory), [env.config.language])
+        if mo:
+            with open(mo, "rb") as f:
+                merged |= gettext.GNUTranslations(f)._catalog  # noqa: SLF001 (the table Locale reads)
+            found = True
+    return merged if found else None
+
+
+def _check_messages(app: Any, doctree: Any) -> None:
+    """Before Sphinx's Locale transform: find the messages it will leave in English."""
+    from sphinx.transforms.i18n import parse_noqa
+    from sphinx.util.i18n import docname_to_domain
+    from sphinx.util.nodes import extract_messages
+
+    env = app.env
+    docname = env.docname
+    config = app.config
+    if _matches(docname, config.npukit_english_only):
+        env.npukit_i18n[docname] = {"total": 0, "missing": [], "english_only": True}
+        return
+    merged = _catalogue(env, docname) or {}
+    messages = list(extract_messages(doctree))
+    missing = []
+    for node, msg in messages:
+        msgstr = merged.get(msg, "")
+        msgstr, _ = parse_noqa(msgstr)
+        if not msgstr.strip():
+            missing.append((node, msg))
+    env.npukit_i18n[docname] = {"total": len(messages), "missing": [m for _, m in missing],
+                                "english_only": False}
+    if missing and _matches(docname, config.npukit_translation_required):
+        from sphinx.util import logging
+
+        logger = logging.getLogger(__name__)
+        po = f"locale/{config.language}/LC_MESSAGES/{docname_to_domain(docname, config.gettext_compact)}.po"
+        for node, msg in missing:
+            short = msg if len(msg) <= 90 else msg[:87] + "..."
+            line = next((n.line for n in _parents(node) if n.line), None)
+            logger.warning(f"untranslated or fuzzy message (run `make gettext`, translate it in {po}): "
+                           f"{short!r}", location=(env.doc2path(docname), line), type="npukit",
+                           subtype="untranslated")
+
+
+def _parents(node: Any):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def _make_check_transform():
+    from sphinx.transforms import SphinxTransform
+
+    class CheckTranslations(SphinxTransform):
+        """Runs just before Sphinx's ``Locale`` (priority 20), in translated builds only."""
+
+        default_priority = 19
+
+        def apply(self, **kwargs: Any) -> None:
+            from sphinx.builders.gettext import MessageCatalogBuilder
+
+            if not _translated(self.config) or isinstance(self.app.builder, MessageCatalogBuilder):
+                return
+            _check_messages(self.app, self.document)
+
+    return CheckTranslations
+
+
+def _make_terms_transform():
+    from sphinx.transforms import SphinxTransform
+
+    class KeepGlossaryTerms(SphinxTransform):
+        """Glossary terms are not messages: the glossary pairs each English term with its Chinese
+        one in both editions, and ``{term}`` references on every page name them (before Locale)."""
+
+        default_priority = 10
+
+        def apply(self, **kwargs: Any) -> None:
+            from docutils import nodes
+            from sphinx import addnodes
+
+            for glossary in self.document.findall(addnodes.glossary):
+                for term in glossary.findall(nodes.term):
+                    term["translatable"] = False
+
+    return KeepGlossaryTerms
+
+
+def _env_init(app: Any, env: Any, docnames: Any) -> None:
+    if not hasattr(env, "npukit_i18n"):
+        env.npukit_i18n = {}
+
+
+def _env_purge(app: Any, env: Any, docname: str) -> None:
+    getattr(env, "npukit_i18n", {}).pop(docname, None)
+
+
+def _env_merge(app: Any, env: Any, docnames: Any, other: Any) -> None:
+    env.npukit_i18n.update({d: other.npukit_i18n[d] for d in docnames if d in getattr(other, "npukit_i18n", {})})
+
+
+def _report(app: Any, exception: Exception | None) -> None:
+    """Print the edition's translation coverage at the end of a translated build."""
+    if exception is not None or not _translated(app.config) or app.builder.format != "html":
+        return
+    from sphinx.util import logging
+
+    status = getattr(app.env, "npukit_i18n", {})
+    pages = {d: s for d, s in status.items() if not s["english_only"]}
+    total = sum(s["total"] for s in pages.values())
+    missing = sum(len(s["missing"]) for s in pages.values())
+    done = sorted(d for d, s in pages.items() if not s["missing"])
+    logger = logging.getLogger(__name__)
+    logger.info(f"translation ({app.config.language}): {total - missing} of {total} messages translated "
+                f"({100 * (total - missing) / max(total, 1):.1f}%); {len(done)} of {len(pages)} pages complete"
+                f" ({', '.join(done) or 'none'}); English-only pages: "
+                f"{', '.join(sorted(d for d, s in status.items() if s['english_only'])) or 'none'}")
+
+
+# ---- no second execution ------------------------------------------------------
+
+def _builder_inited(app: Any) -> None:
+    app.npukit_i18n_started = time.time()
+    _subtitles_translatable(app)  # in every build: the gettext build extracts them
+
+
+def _check_no_execution(app: Any, env: Any) -> list[str]:
+    """A translated build reads every notebook from the cache the English build filled."""
+    if not _translated(app.config):
+        return []
+    try:
+        from myst_nb.sphinx_ import NbMetadataCollector
+    except ImportError:  # a build without myst-nb executes nothing
+        return []
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    started = getattr(app, "npukit_i18n_started", time.time())
+    for docname, data in sorted(NbMetadataCollector.get_doc_data(env).items()):
+        exec_data = data.get("exec_data") or {}
+        if exec_data.get("mtime", 0) >= started:
+            logger.warning(f"{docname} was executed by the {app.config.language} build: its code was not in "
+                           "the execution cache. Build the English edition first (`make book` does), so the "
+                           "translated edition shows the same run's outputs and numbers",
+                           type="npukit", subtype="executed")
+    return []
+
+
+# ---- exercise titles, toggle strings, code prompts --------------------------------
+
+def _subtitles_translatable(app: Any) -> None:
+    """Register sphinx-exercise's directives again with their subtitles marked as messages."""
+    try:
+        from sphinx_exercise import directive as exdir
+        from sphinx_exercise.nodes import exercise_subtitle
+    except ImportError:
+        return
+
+    def translatable(cls: type) -> type:
+        class Directive(cls):  # type: ignore[misc, valid-type]
+            def run(self):  # noqa: ANN202
+                result = super().run()
+                if self.arguments:
+                    source, line = self.state_machine.get_source_and_line(self.lineno)
+                    for node in result:
+                        for sub in node.findall(exercise_subtitle):
+                            sub.rawsource, sub.source, sub.line = self.arguments[0], source, line
+                return result
+
+        Directive.__name__ = cls.__name__
+        return Directive
+
+    for name, cls in (("exercise", exdir.ExerciseDirective), ("exercise-start", exdir.ExerciseStartDirective)):
+        app.add_directive(name, translatable(cls), override=True)
+
+
+def _toggle_strings(app: Any, config: Any) -> None:
+    """sphinx-togglebutton's hints from its own Chinese catalogue (shipped as ``zh-cn``)."""
+    if not str(config.language).startswith("zh") or not hasattr(config, "togglebutton_hint"):
+        return
+    try:
+        import sphinx_togglebutton
+    except ImportError:
+        return
+    mo = Path(sphinx_togglebutton.__file__).parent / "translations" / "locales" / "zh-cn" / "LC_MESSAGES" / "togglebutton.mo"
+    if not mo.exists():
+        return
+    with mo.open("rb") as f:
+        table = gettext.GNUTranslations(f)
+    for key, english in (("togglebutton_hint", "Click to show"), ("togglebutton_hint_hide", "Click to hide")):
+        if config[key] == english:
+            config[key] = table.gettext(english)
+
+
+def _make_prompt_transform():
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class TranslatePrompts(SphinxPostTransform):
+        """myst-nb's hidden-cell prompts in the edition's language (after myst-nb's own, 199)."""
+
+        default_priority = 200
+        formats = ("html",)
+
+        def run(self, **kwargs: Any) -> None:
+            if not str(self.config.language).startswith("zh"):
+                return
+            try:
+                from myst_nb.sphinx_ import HideCodeCellNode
+            except ImportError:
+                return
+            for node in self.document.findall(HideCodeCellNode):
+                for key in ("prompt_show", "prompt_hide"):
+                    node[key] = PROMPTS_ZH.get(node[key], node[key])
+
+    return TranslatePrompts
+
+
+# ---- the language switch and the notes ------------------------------------------
+
+#: Theme strings jupyter-book writes into ``html_theme_options`` (so no catalogue sees them).
+THEME_OPTIONS_ZH = {"search_bar_text": {"Search this book...": "搜索本书……"}}
+
+
+def _config_inited(app: Any, config: Any) -> None:
+    config.templates_path = list(config.templates_path) + [str(TEMPLATES)]
+    if str(config.language).startswith("zh"):
+        options = dict(config.html_theme_options or {})
+        for key, table in THEME_OPTIONS_ZH.items():
+            options[key] = table.get(options.get(key), options.get(key))
+        config.html_theme_options = {k: v for k, v in options.items() if v is not None}
+
+
+def _counterpart(app: Any, pagename: str) -> tuple[str, str, str]:
+    """(relative URL, label, hreflang) of ``pagename`` in the other edition."""
+    language = app.config.language or SOURCE_LANGUAGE
+    here = EDITIONS.get(language, EDITIONS[SOURCE_LANGUAGE])[0]
+    other = "zh_CN" if language == SOURCE_LANGUAGE else SOURCE_LANGUAGE
+    prefix, label, hreflang = EDITIONS[other]
+    up = "../" * (pagename.count("/") + here.count("/"))
+    return f"{up}{prefix}{app.builder.get_target_uri(pagename)}", label, hreflang
+
+
+def _page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if app.builder.format != "html":
+        return
+    url, label, hreflang = _counterpart(app, pagename)
+    context["npukit_counterpart"] = {"url": url, "label": label, "hreflang": hreflang}
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<link rel="alternate" hreflang="{hreflang}" href="{html.escape(url)}" />')
+    sidebars = context.get("sidebars")
+    if isinstance(sidebars, list) and SWITCH_TEMPLATE not in sidebars:
+        at = sidebars.index("search-button-field.html") + 1 if "search-button-field.html" in sidebars else 1
+        context["sidebars"] = sidebars[:at] + [SWITCH_TEMPLATE] + sidebars[at:]  # a copy: the list is shared
+    if not _translated(app.config) or doctree is None or "body" not in context:
+        return
+    status = getattr(app.env, "npukit_i18n", {}).get(pagename)
+    notes = NOTES.get(app.config.language, {})
+    if not status or not notes:
+        return
+    if status["english_only"]:
+        text = notes["english_only"]
+        # the page's text is English: say so to browsers and screen readers
+        context["body"] = f'<div lang="{EDITIONS[SOURCE_LANGUAGE][2]}">{context["body"]}</div>'
+    elif status["missing"]:
+        text = notes["incomplete"].format(missing=len(status["missing"]), total=status["total"])
+    else:
+        return
+    lang = EDITIONS.get(app.config.language, EDITIONS[SOURCE_LANGUAGE])[2]
+    note = f'<div class="admonition note npukit-translation-note" lang="{lang}"><p>{html.escape(text)}</p></div>\n'
+    body = context["body"]
+    end = body.find("</h1>")
+    context["body"] = body[: end + 5] + "\n" + note + body[end + 5:] if end >= 0 else note + body
+
+
+def setup(app: Any) -> dict:
+    """Register the language switch, the translation check and the edition's strings."""
+    app.add_config_value("npukit_translation_required", [], "env", [list])
+    app.add_config_value("npukit_english_only", ["labs/*"], "env", [list])
+    app.connect("config-inited", _config_inited)
+    # before sphinx-togglebutton's own config-inited handler writes its strings into the page
+    app.connect("config-inited", _toggle_strings, priority=400)
+    app.connect("builder-inited", _builder_inited)
+    app.connect("env-before-read-docs", _env_init)
+    app.connect("env-purge-doc", _env_purge)
+    app.connect("env-merge-info", _env_merge)
+    app.connect("env-updated", _check_no_execution)
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _report)
+    app.add_transform(_make_terms_transform())
+    app.add_transform(_make_check_transform())
+    app.add_post_transform(_make_prompt_transform())
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "0.1"}
