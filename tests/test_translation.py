@@ -89,6 +89,7 @@ def test_catalogues_are_complete_where_required():
     found = i18n.problems(ROOT)
     cats = i18n.status(ROOT)
     assert cats, "no catalogue in locale/zh_CN: run make gettext"
+    assert any(c.required for c in cats), "npukit_translation_required names no page"
     total, done = sum(c.total for c in cats), sum(c.translated for c in cats)
     warnings.warn(f"Chinese edition: {done} of {total} messages translated ({100 * done / total:.1f}%), "
                   f"{sum(c.complete for c in cats)} of {len(cats)} pages complete (make translation-status)")
