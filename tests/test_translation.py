@@ -137,3 +137,27 @@ def test_a_changed_english_sentence_fails_until_translated(tmp_path):
     built = _build_zh(book)
     assert built.returncode == 0, built.stderr
     assert "第二句是本测试要改动的那一句。" in (book / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_translated_build_that_executes_a_notebook_warns(monkeypatch):
+    """The Chinese build must read every notebook from the English build's cache (npukit/i18n.py)."""
+    from types import SimpleNamespace
+
+    import sphinx.util.logging
+
+    from npukit import i18n as extension
+
+    warned: list[str] = []
+    monkeypatch.setattr(sphinx.util.logging, "getLogger",
+                        lambda name: SimpleNamespace(warning=lambda msg, **kw: warned.append(msg)))
+    started = 1_000.0
+    app = SimpleNamespace(config=SimpleNamespace(language="zh_CN"), npukit_i18n_started=started)
+    env = SimpleNamespace(nb_metadata={"chapters/cached": {"exec_data": {"mtime": started - 60}},
+                                       "chapters/run": {"exec_data": {"mtime": started + 2}},
+                                       "intro": {}})
+    extension._check_no_execution(app, env)
+    assert len(warned) == 1 and warned[0].startswith("chapters/run was executed by the zh_CN build")
+    warned.clear()
+    app.config.language = "en"  # the English build fills the cache: executing is its job
+    extension._check_no_execution(app, env)
+    assert warned == []
