@@ -114,8 +114,12 @@ def _check_messages(app: Any, doctree: Any) -> None:
     if _matches(docname, config.npukit_english_only):
         env.npukit_i18n[docname] = {"total": 0, "missing": [], "english_only": True}
         return
+    from sphinx import addnodes
+
     merged = _catalogue(env, docname) or {}
     messages = list(extract_messages(doctree))
+    for toctree in doctree.findall(addnodes.toctree):  # Locale translates these; see _translate_inserted_toctrees
+        toctree["npukit_checked"] = True
     missing = []
     for node, msg in messages:
         msgstr = merged.get(msg, "")
@@ -124,17 +128,56 @@ def _check_messages(app: Any, doctree: Any) -> None:
             missing.append((node, msg))
     env.npukit_i18n[docname] = {"total": len(messages), "missing": [m for _, m in missing],
                                 "english_only": False}
-    if missing and _matches(docname, config.npukit_translation_required):
-        from sphinx.util import logging
+    _warn_missing(app, docname, missing)
 
-        logger = logging.getLogger(__name__)
-        po = f"locale/{config.language}/LC_MESSAGES/{docname_to_domain(docname, config.gettext_compact)}.po"
-        for node, msg in missing:
-            short = msg if len(msg) <= 90 else msg[:87] + "..."
-            line = next((n.line for n in _parents(node) if n.line), None)
-            logger.warning(f"untranslated or fuzzy message (run `make gettext`, translate it in {po}): "
-                           f"{short!r}", location=(env.doc2path(docname), line), type="npukit",
-                           subtype="untranslated")
+
+def _warn_missing(app: Any, docname: str, missing: list[tuple[Any, str]]) -> None:
+    """On a page that must be complete, one warning per untranslated message, naming its catalogue."""
+    from sphinx.util import logging
+    from sphinx.util.i18n import docname_to_domain
+
+    config = app.config
+    if not missing or not _matches(docname, config.npukit_translation_required):
+        return
+    logger = logging.getLogger(__name__)
+    po = f"locale/{config.language}/LC_MESSAGES/{docname_to_domain(docname, config.gettext_compact)}.po"
+    for node, msg in missing:
+        short = msg if len(msg) <= 90 else msg[:87] + "..."
+        line = next((n.line for n in _parents(node) if n.line), None)
+        logger.warning(f"untranslated or fuzzy message (run `make gettext`, translate it in {po}): "
+                       f"{short!r}", location=(docname, line), type="npukit",
+                       subtype="untranslated")
+
+
+def _translate_inserted_toctrees(app: Any, doctree: Any) -> None:
+    """Translate the toctrees sphinx-external-toc inserts from ``_toc.yml`` (after Locale has run).
+
+    Their captions ("Chapters", "Labs" …) are messages of the root page (the
+    gettext build extracts them from the finished page), but the toctrees are
+    added at priority 100, after Sphinx's Locale transform (20), so Sphinx never
+    translates them. Same lookup, same check.
+    """
+    from sphinx import addnodes
+
+    env = app.env
+    docname = env.docname
+    status = env.npukit_i18n.get(docname)
+    if status is None or status["english_only"]:
+        return
+    merged = _catalogue(env, docname) or {}
+    missing = []
+    for node in doctree.findall(addnodes.toctree):
+        if node.get("npukit_checked"):
+            continue
+        node.preserve_original_messages()
+        for msg in node.extract_original_messages():
+            status["total"] += 1
+            if merged.get(msg, "").strip():
+                node.apply_translated_message(msg, merged[msg])
+            else:
+                missing.append((node, msg))
+    status["missing"] += [m for _, m in missing]
+    _warn_missing(app, docname, missing)
 
 
 def _parents(node: Any):
@@ -158,7 +201,19 @@ def _make_check_transform():
                 return
             _check_messages(self.app, self.document)
 
-    return CheckTranslations
+    class TranslateToctrees(SphinxTransform):
+        """Runs just after sphinx-external-toc inserts the book's toctrees (priority 100)."""
+
+        default_priority = 101
+
+        def apply(self, **kwargs: Any) -> None:
+            from sphinx.builders.gettext import MessageCatalogBuilder
+
+            if not _translated(self.config) or isinstance(self.app.builder, MessageCatalogBuilder):
+                return
+            _translate_inserted_toctrees(self.app, self.document)
+
+    return CheckTranslations, TranslateToctrees
 
 
 def _make_terms_transform():
@@ -413,6 +468,7 @@ def setup(app: Any) -> dict:
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _report)
     app.add_transform(_make_terms_transform())
-    app.add_transform(_make_check_transform())
+    for transform in _make_check_transform():
+        app.add_transform(transform)
     app.add_post_transform(_make_prompt_transform())
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "0.1"}
