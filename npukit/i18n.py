@@ -65,8 +65,8 @@ PROMPTS_ZH = {
 #: Notes shown at the top of translated pages (the text is the edition's own language).
 NOTES = {
     "zh_CN": {
-        "english_only": "本页在中文版中仍为英文：实验笔记本（说明、代码与输出）暂未翻译，"
-                        "中文版只翻译书中的正文页面。",
+        "english_only": "本实验在中文版中仍为英文：实验笔记本（说明、代码与输出）暂不翻译；"
+                        "中文版翻译的是各章与附录的正文。",
         "incomplete": "本页的翻译尚未完成：{missing} 处文字（共 {total} 处）仍以英文原文显示。",
     },
 }
