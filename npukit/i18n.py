@@ -31,6 +31,11 @@ This Sphinx extension (listed in ``_config.yml``) adds what that needs:
   Chinese catalogue (it ships it as ``zh-cn``, a name gettext does not match
   with ``zh_CN``) and myst-nb's "Show code cell source" prompts (myst-nb has
   no catalogue);
+* **glued sentences translated**: a page's code glues a sentence it chose
+  from a measurement as :func:`message` (a template and its values); the
+  gettext step extracts every template from the page's code, whichever branch
+  a build takes, and the translated build formats the page's translation of
+  the template with the same values;
 * a note on the pages that stay English (``npukit_english_only``: the labs);
 * a Chinese search index built in linear time (Sphinx 7's is quadratic in the
   book's Latin words); Chinese words are segmented by ``jieba`` (a book extra).
@@ -46,7 +51,108 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["setup"]
+__all__ = ["Message", "message", "setup"]
+
+#: The mime type a :class:`Message` adds to its glue data: its template and values.
+MESSAGE_MIME = "application/vnd.npukit.message+json"
+
+
+class Message(str):
+    """A sentence for a glue role: its English text, and the template and values that made it.
+
+    It is a ``str`` (the formatted English), so code that uses it as text
+    works unchanged. Glued (``myst_nb.glue``), it also stores its template and
+    values, from which the Chinese edition formats the page's translation of
+    the template. Make one with :func:`message`. See CONTRIBUTING.md, "The
+    Chinese edition".
+    """
+
+    template: str
+    args: dict
+
+    def __new__(cls, template: str, args: dict) -> "Message":
+        obj = super().__new__(cls, template.format(**args))
+        obj.template, obj.args = template, dict(args)
+        return obj
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return {"text/plain": repr(str(self)), MESSAGE_MIME: {"template": self.template, "args": self.args}}
+
+
+def _fields(template: str) -> list[tuple[str, str]]:
+    """The ``(name, format spec)`` of each replacement field of ``template``, in order."""
+    import string
+
+    return [(name, spec or "") for _, name, spec, _ in string.Formatter().parse(template) if name is not None]
+
+
+def message(template: str, /, **args: Any) -> Message:
+    """A glued sentence the Chinese edition can translate: ``template`` formatted with ``args``.
+
+    ``template`` is a literal string with named fields (``str.format``
+    syntax); each value is a number, a string or a bool. Write the literal in
+    the call, so that ``make gettext`` finds it in the page's code (for a
+    sentence chosen by a condition, write one call per branch: every template
+    is extracted, whichever a build takes).
+
+    Parameters
+    ----------
+    template : str
+        The English sentence with named fields, e.g. ``"{ratio:.1f}× faster"``.
+    **args
+        The value of every field, and no other.
+
+    Returns
+    -------
+    Message
+        A ``str``: the formatted English.
+
+    Raises
+    ------
+    TypeError
+        If ``template`` is not a string, or a value is not a number, string or bool.
+    ValueError
+        If a field has no name, or ``args`` and the fields do not match, or a value does not fit its format.
+
+    Examples
+    --------
+    >>> m = message("{n:,d} images, {share:.0f}% right", n=2000, share=98.75)
+    >>> m, m.template
+    ('2,000 images, 99% right', '{n:,d} images, {share:.0f}% right')
+    """
+    import math
+    import numbers
+
+    if not isinstance(template, str):
+        raise TypeError(f"template must be a string, got {type(template).__name__}")
+    try:
+        names = _fields(template)
+    except ValueError as exc:
+        raise ValueError(f"template must be a str.format template, got {template!r}: {exc}") from None
+    if any(not name or name.isdigit() or not name.isidentifier() for name, _ in names):
+        raise ValueError(f"template must name each of its fields ({{ratio:.1f}}, not {{}} or {{0}} or {{a.b}}), "
+                         f"got {template!r}")
+    wanted = {name for name, _ in names}
+    if wanted - set(args):
+        raise ValueError(f"args must give every field of the template, missing {sorted(wanted - set(args))}")
+    if set(args) - wanted:
+        raise ValueError(f"args must be fields of the template, got unused {sorted(set(args) - wanted)}")
+    clean = {}
+    for name, value in args.items():
+        if isinstance(value, bool) or isinstance(value, str):
+            clean[name] = value
+        elif isinstance(value, numbers.Integral):
+            clean[name] = int(value)
+        elif isinstance(value, numbers.Real):
+            if not math.isfinite(float(value)):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            clean[name] = float(value)
+        else:
+            raise TypeError(f"{name} must be a number, a string or a bool, got {type(value).__name__}")
+    try:
+        return Message(template, clean)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"args must fit the template's formats: {template!r} with {clean!r}: {exc}") from None
 
 #: Where each edition lives in the published site, and how its switch link reads.
 EDITIONS = {"en": ("", "English", "en"), "zh_CN": ("zh/", "中文版", "zh-CN")}
@@ -103,36 +209,50 @@ def _catalogue(env: Any, docname: str) -> dict[str, str] | None:
 
 
 def _check_messages(app: Any, doctree: Any) -> None:
-    """Before Sphinx's Locale transform: find the messages it will leave in English."""
+    """Before Sphinx's Locale transform: find the messages it will leave in English.
+
+    They are only candidates: a node that a later transform removes (a front
+    matter field, say) is not on the page, and the gettext build, which reads
+    the finished page, never extracts it. :func:`_record_messages` keeps the
+    candidates still in the finished page.
+    """
+    from sphinx import addnodes
     from sphinx.transforms.i18n import parse_noqa
-    from sphinx.util.i18n import docname_to_domain
     from sphinx.util.nodes import extract_messages
 
     env = app.env
-    docname = env.docname
-    config = app.config
-    if _matches(docname, config.npukit_english_only):
-        env.npukit_i18n[docname] = {"total": 0, "missing": [], "english_only": True}
+    if _matches(env.docname, app.config.npukit_english_only):
+        env.temp_data["npukit_i18n"] = None
         return
-    from sphinx import addnodes
-
-    merged = _catalogue(env, docname) or {}
-    messages = list(extract_messages(doctree))
+    merged = _catalogue(env, env.docname) or {}
     for toctree in doctree.findall(addnodes.toctree):  # Locale translates these; see _translate_inserted_toctrees
         toctree["npukit_checked"] = True
-    missing = []
-    for node, msg in messages:
-        msgstr = merged.get(msg, "")
-        msgstr, _ = parse_noqa(msgstr)
-        if not msgstr.strip():
-            missing.append((node, msg))
-    env.npukit_i18n[docname] = {"total": len(messages), "missing": [m for _, m in missing],
-                                "english_only": False}
-    _warn_missing(app, docname, missing)
+    candidates = []
+    for node, msg in extract_messages(doctree):
+        msgstr, _ = parse_noqa(merged.get(msg, ""))
+        candidates.append((node, msg, not msgstr.strip()))
+    env.temp_data["npukit_i18n"] = candidates
 
 
-def _warn_missing(app: Any, docname: str, missing: list[tuple[Any, str]]) -> None:
-    """On a page that must be complete, one warning per untranslated message, naming its catalogue."""
+def _record_messages(app: Any, doctree: Any) -> None:
+    """On ``doctree-read`` (the page is finished): count its messages, keep the untranslated, warn."""
+    if not _translated(app.config):
+        return
+    env = app.env
+    candidates = env.temp_data.pop("npukit_i18n", [])
+    if candidates is None:
+        env.npukit_i18n[env.docname] = {"total": 0, "missing": [], "english_only": True}
+        return
+    alive = {id(node) for node in doctree.findall()}
+    kept = [(node, msg, missing) for node, msg, missing in candidates if id(node) in alive]
+    missing = [(node, msg) for node, msg, miss in kept if miss]
+    env.npukit_i18n[env.docname] = {"total": len(kept), "missing": [m for _, m in missing], "english_only": False}
+    _warn_missing(app, env.docname, missing)
+
+
+def _warn_missing(app: Any, docname: str, missing: list[tuple[Any, str]], catalogue: str | None = None) -> None:
+    """On a page that must be complete, one warning per untranslated message, naming its catalogue
+    (the page's own, or ``catalogue``'s: a glued sentence is translated where its code is)."""
     from sphinx.util import logging
     from sphinx.util.i18n import docname_to_domain
 
@@ -140,7 +260,8 @@ def _warn_missing(app: Any, docname: str, missing: list[tuple[Any, str]]) -> Non
     if not missing or not _matches(docname, config.npukit_translation_required):
         return
     logger = logging.getLogger(__name__)
-    po = f"locale/{config.language}/LC_MESSAGES/{docname_to_domain(docname, config.gettext_compact)}.po"
+    domain = docname_to_domain(catalogue or docname, config.gettext_compact)
+    po = f"locale/{config.language}/LC_MESSAGES/{domain}.po"
     for node, msg in missing:
         short = msg if len(msg) <= 90 else msg[:87] + "..."
         line = next((n.line for n in _parents(node) if n.line), None)
@@ -160,24 +281,19 @@ def _translate_inserted_toctrees(app: Any, doctree: Any) -> None:
     from sphinx import addnodes
 
     env = app.env
-    docname = env.docname
-    status = env.npukit_i18n.get(docname)
-    if status is None or status["english_only"]:
+    candidates = env.temp_data.get("npukit_i18n")
+    if candidates is None:
         return
-    merged = _catalogue(env, docname) or {}
-    missing = []
+    merged = _catalogue(env, env.docname) or {}
     for node in doctree.findall(addnodes.toctree):
         if node.get("npukit_checked"):
             continue
         node.preserve_original_messages()
         for msg in node.extract_original_messages():
-            status["total"] += 1
-            if merged.get(msg, "").strip():
+            translated = merged.get(msg, "").strip()
+            if translated:
                 node.apply_translated_message(msg, merged[msg])
-            else:
-                missing.append((node, msg))
-    status["missing"] += [m for _, m in missing]
-    _warn_missing(app, docname, missing)
+            candidates.append((node, msg, not translated))
 
 
 def _parents(node: Any):
@@ -260,11 +376,98 @@ def _report(app: Any, exception: Exception | None) -> None:
     total = sum(s["total"] for s in pages.values())
     missing = sum(len(s["missing"]) for s in pages.values())
     done = sorted(d for d, s in pages.items() if not s["missing"])
+    glued = sum(s.get("english_glue", 0) for s in pages.values())
     logger = logging.getLogger(__name__)
     logger.info(f"translation ({app.config.language}): {total - missing} of {total} messages translated "
                 f"({100 * (total - missing) / max(total, 1):.1f}%); {len(done)} of {len(pages)} pages complete"
-                f" ({', '.join(done) or 'none'}); English-only pages: "
+                f" ({', '.join(done) or 'none'}); {glued} glued values are English text not made with "
+                f"npukit.i18n.message (they stay English); English-only pages: "
                 f"{', '.join(sorted(d for d, s in status.items() if s['english_only'])) or 'none'}")
+
+
+# ---- glued sentences ---------------------------------------------------------------
+
+def _render_messages(app: Any, doctree: Any, docname: str) -> None:
+    """Replace each page-qualified glue role whose value is a :class:`Message`, before myst-nb does.
+
+    In the English edition the text is myst-nb's own (the formatted English);
+    in a translated one it is the translation of the template, from the
+    catalogue of the page whose code glued it, formatted with the same values.
+    Either way the node is myst-nb's ``pasted-text`` plus the class
+    ``npukit-message``, so the edition check compares its numbers, not its words.
+    """
+    try:
+        from myst_nb.core.variables import format_plain_text
+        from myst_nb.ext.glue.crossref import read_glue_cache
+        from myst_nb.ext.glue.utils import PendingGlueReference
+    except ImportError:
+        return
+    from docutils import nodes
+
+    if not hasattr(app.env, "mystnb_config"):  # a book without myst-nb glues nothing
+        return
+    folder = app.env.mystnb_config.output_folder
+    translated = _translated(app.config)
+    missing: dict[str, list] = {}
+    english: list = []  # glued English text that is not a Message: it stays English
+    count = 0
+    for node in list(doctree.findall(PendingGlueReference)):
+        if node.gtype != "text":
+            continue
+        data = (read_glue_cache(folder, node.refdoc).get(node.key) or {}).get("data", {})
+        if MESSAGE_MIME not in data:
+            if translated and _is_prose(data.get("text/plain", "")):
+                english.append((node, f"{node.refdoc}.md::{node.key} (glued English text: make it with "
+                                      "npukit.i18n.message so it can be translated)"))
+            continue
+        count += 1
+        text = format_plain_text(data.get("text/plain", "''"), node.get("fmt_spec", "s"))
+        if translated:
+            spec = data[MESSAGE_MIME]
+            template = (_catalogue(app.env, node.refdoc) or {}).get(spec["template"], "")
+            if not template.strip():
+                missing.setdefault(node.refdoc, []).append((node, spec["template"]))
+            elif sorted(_fields(template)) != sorted(_fields(spec["template"])):
+                from sphinx.util import logging
+
+                logging.getLogger(__name__).warning(
+                    f"the translation of {spec['template']!r} must keep its fields "
+                    f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(spec['template'])]}, "
+                    f"got {template!r}", location=node, type="npukit", subtype="message")
+            else:
+                text = format(template.format(**spec["args"]), node.get("fmt_spec", "s") or "s")
+        node.replace_self(nodes.inline(text, text, classes=["pasted-text", "npukit-message"]))
+    status = getattr(app.env, "npukit_i18n", {}).get(docname)
+    if translated and status is not None and not status["english_only"]:
+        status["total"] += count
+        for refdoc, found in missing.items():
+            status["missing"] += [m for _, m in found]
+            _warn_missing(app, docname, found, catalogue=refdoc)
+        status["total"] += len(english)
+        status["missing"] += [m for _, m in english]
+        status["english_glue"] = len(english)
+        _warn_missing(app, docname, english)
+
+
+def _is_prose(plain: str) -> bool:
+    """Does a glued text/plain value read as English words (three or more)?"""
+    import re
+
+    return len(re.findall(r"(?<![\w.])[A-Za-z][a-z]+(?![\w.(])", plain)) >= 3
+
+
+def _make_message_transform():
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class RenderMessages(SphinxPostTransform):
+        """Glued :class:`Message` values, before myst-nb resolves the other glue references (5)."""
+
+        default_priority = 4
+
+        def run(self, **kwargs: Any) -> None:
+            _render_messages(self.app, self.document, self.env.docname)
+
+    return RenderMessages
 
 
 # ---- no second execution ------------------------------------------------------
@@ -465,10 +668,12 @@ def setup(app: Any) -> dict:
     app.connect("env-purge-doc", _env_purge)
     app.connect("env-merge-info", _env_merge)
     app.connect("env-updated", _check_no_execution)
+    app.connect("doctree-read", _record_messages)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _report)
     app.add_transform(_make_terms_transform())
     for transform in _make_check_transform():
         app.add_transform(transform)
     app.add_post_transform(_make_prompt_transform())
+    app.add_post_transform(_make_message_transform())
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "0.1"}

@@ -10,7 +10,10 @@ folder. For every page it checks that
   both: the same values, as many times each (a translation may reorder a
   sentence, so order is not compared). A translator who drops a glue role,
   changes its format or types the number by hand makes this fail, and so does
-  a role that lost its value in a translated message;
+  a role that lost its value in a translated message. A glued sentence
+  (``npukit.i18n.message``, class ``npukit-message``) is translated, so there
+  the numbers in it are compared: the same numbers, as many times each, in as
+  many sentences;
 * the page's language switch (``npukit/i18n.py``) links to its counterpart.
 
 Exit status 1 on any difference. The functions are tested on small pages in
@@ -20,6 +23,7 @@ Exit status 1 on any difference. The functions are tested on small pages in
 from __future__ import annotations
 
 import posixpath
+import re
 import sys
 from collections import Counter
 from html.parser import HTMLParser
@@ -36,8 +40,10 @@ class _Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.glued: list[str] = []
+        self.messages: list[str] = []  # glued sentences (translated in the other edition)
         self.switch: list[str] = []
         self._depth = 0        # > 0 inside a glued span (counting nested spans)
+        self._message = False
         self._text: list[str] = []
         self._in_switch = 0
         self.redirect = False  # a page that only forwards to another (the site's index.html)
@@ -49,6 +55,7 @@ class _Page(HTMLParser):
             self._depth += 1
         elif tag == "span" and any(c.startswith("pasted-") for c in classes):
             self._depth, self._text = 1, []
+            self._message = "npukit-message" in classes
         if tag == "meta" and (a.get("http-equiv") or "").lower() == "refresh":
             self.redirect = True
         if tag == "nav" and "npukit-language" in classes:
@@ -60,7 +67,7 @@ class _Page(HTMLParser):
         if tag == "span" and self._depth:
             self._depth -= 1
             if not self._depth:
-                self.glued.append("".join(self._text).strip())
+                (self.messages if self._message else self.glued).append("".join(self._text).strip())
         if tag == "nav" and self._in_switch:
             self._in_switch = 0
 
@@ -74,6 +81,15 @@ def read_page(html: str) -> _Page:
     page.feed(html)
     page.close()
     return page
+
+
+#: A number as a glued value shows it: 1,024 · 3.14 · −2 · 1e-05 (a sign, digits, separators, exponent).
+NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def numbers(texts: list[str]) -> Counter:
+    """The numbers in ``texts``, as written, with how often each appears."""
+    return Counter(n.replace("−", "-") for t in texts for n in NUMBER.findall(t))
 
 
 def page_names(root: Path) -> list[str]:
@@ -91,6 +107,12 @@ def compare(name: str, english: str, chinese: str) -> tuple[list[str], int]:
         only_en = sorted((a - b).elements())
         only_zh = sorted((b - a).elements())
         problems.append(f"glued values differ: English only {only_en[:8]}, Chinese only {only_zh[:8]}")
+    if len(en.messages) != len(zh.messages):
+        problems.append(f"{len(en.messages)} glued sentences in English, {len(zh.messages)} in Chinese")
+    a, b = numbers(en.messages), numbers(zh.messages)
+    if a != b:
+        problems.append(f"numbers in glued sentences differ: English only {sorted((a - b).elements())[:8]}, "
+                        f"Chinese only {sorted((b - a).elements())[:8]}")
     for edition, page, target in (("English", en, PREFIX + name), ("Chinese", zh, name)):
         here = name if edition == "English" else PREFIX + name
         if page.redirect:
@@ -101,7 +123,7 @@ def compare(name: str, english: str, chinese: str) -> tuple[list[str], int]:
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(here), page.switch[0]))
         if resolved != target:
             problems.append(f"{edition} page's language switch points to {resolved}, not {target}")
-    return problems, len(en.glued)
+    return problems, len(en.glued) + len(en.messages)
 
 
 def main(argv: list[str]) -> int:

@@ -161,3 +161,94 @@ def test_a_translated_build_that_executes_a_notebook_warns(monkeypatch):
     app.config.language = "en"  # the English build fills the cache: executing is its job
     extension._check_no_execution(app, env)
     assert warned == []
+
+
+# ---- glued sentences (npukit.i18n.message) ---------------------------------------------
+
+def test_message_is_the_formatted_english_and_keeps_its_template():
+    from npukit.i18n import MESSAGE_MIME, message
+
+    m = message("{n:,d} images, {share:.1f}% right, {ok}", n=2000, share=98.75, ok=True)
+    assert m == "2,000 images, 98.8% right, True" and isinstance(m, str)
+    bundle = m._repr_mimebundle_()
+    assert bundle["text/plain"] == repr("2,000 images, 98.8% right, True")
+    assert bundle[MESSAGE_MIME] == {"template": "{n:,d} images, {share:.1f}% right, {ok}",
+                                    "args": {"n": 2000, "share": 98.75, "ok": True}}
+    import numpy as np
+
+    assert message("{x:.2f}", x=np.float32(0.5)).args == {"x": 0.5}  # NumPy scalars become plain numbers
+
+
+def test_code_messages_finds_every_branch_and_refuses_a_computed_template(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text((FIXTURE.parent / "i18n_nb_book" / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
+    found, errors = i18n.code_messages(page)
+    assert found == ["the new kernel ran {ratio:.2f} times as fast", "the new kernel was not faster ({ratio:.2f})"]
+    assert errors == []
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        'verdict = message("the new kernel was not faster ({ratio:.2f})", ratio=ratio)',
+        'verdict = message(f"not faster ({ratio})")'), encoding="utf-8")
+    found, errors = i18n.code_messages(page)
+    assert len(found) == 1 and len(errors) == 1 and "literal string" in errors[0]
+
+
+def test_edition_check_compares_the_numbers_of_glued_sentences():
+    from edition_check import compare
+
+    def page(sentence, switch):
+        return (f'<nav class="npukit-language"><a href="{switch}">x</a></nav>'
+                f'<p><span class="pasted-text npukit-message">{sentence}</span></p>')
+
+    english = page("ran 1.50 times as fast over 1,024 runs", "zh/p.html")
+    assert compare("p.html", english, page("快了 1.50 倍，共 1,024 次", "../p.html"))[0] == []
+    problems, _ = compare("p.html", english, page("快了 1.5 倍，共 1,024 次", "../p.html"))
+    assert problems and "numbers in glued sentences differ" in problems[0]
+
+
+@pytest.mark.slow
+def test_a_glued_sentence_is_translated_with_the_same_numbers(tmp_path):
+    """English build (executes), make gettext, translate, Chinese build (from the cache), edition check."""
+    import polib
+
+    from edition_check import main as edition_check
+
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE.parent / "i18n_nb_book", book)
+    cache = ["-D", f"nb_execution_cache_path={tmp_path / 'cache'}"]
+
+    def build(*options):
+        out = book / "_build" / ("zh" if "language=zh_CN" in options else "en")
+        return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
+                               *cache, *options, "-d", str(out / "doctrees"), str(book), str(out / "html")],
+                              capture_output=True, text=True)
+
+    built = build()
+    assert built.returncode == 0, built.stderr
+    i18n.extract(book)
+    po = polib.pofile(str(book / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"))
+    assert {e.msgid for e in po if i18n.CODE_COMMENT in (e.comment or "")} == {
+        "the new kernel ran {ratio:.2f} times as fast", "the new kernel was not faster ({ratio:.2f})"}
+    built = build("-D", "language=zh_CN")  # untranslated on a required page: fails
+    assert built.returncode != 0 and "the new kernel ran {ratio:.2f} times as fast" in built.stderr
+    chinese = {"A measured page": "一个测量过的页面",
+               "the new kernel ran {ratio:.2f} times as fast": "新内核的速度是原来的 {ratio:.2f} 倍",
+               "the new kernel was not faster ({ratio:.2f})": "新内核没有更快（{ratio:.2f}）",
+               "On this machine {glue:text}`index.md::verdict:s`, over {glue:text}`index.md::n:,d` runs.":
+                   "在这台机器上，{glue:text}`index.md::verdict:s`，共运行 {glue:text}`index.md::n:,d` 次。"}
+    for entry in po:
+        entry.msgstr = chinese.get(entry.msgid, entry.msgstr)
+    po.save()
+    assert i18n.problems(book) == []
+    built = build("-D", "language=zh_CN")
+    assert built.returncode == 0, built.stderr
+    html = (book / "_build" / "zh" / "html" / "index.html").read_text(encoding="utf-8")
+    assert "新内核的速度是原来的 1.50 倍" in html and "1,024" in html
+    site = book / "_build" / "en" / "html"
+    shutil.move(str(book / "_build" / "zh" / "html"), str(site / "zh"))
+    assert edition_check(["edition_check.py", str(site)]) == 0
+
+    # A translation that drops a field is caught before the build.
+    entry = po.find("the new kernel ran {ratio:.2f} times as fast")
+    entry.msgstr = "新内核更快"
+    po.save()
+    assert any("must keep its fields" in p for p in i18n.problems(book))

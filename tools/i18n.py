@@ -15,7 +15,10 @@ and updates the catalogues with ``sphinx-intl update``: a new message is
 added untranslated, a changed one keeps its old translation marked *fuzzy*,
 a removed one becomes obsolete (``#~``). A message with nothing to translate
 (numbers, symbols, inline code, math, glue roles only) gets itself as its
-translation, so a translator sees only real text.
+translation, so a translator sees only real text. The templates of the
+sentences a page's code glues (``npukit.i18n.message("{n:,d} images", n=n)``)
+are added to the page's catalogue too, every branch's, marked with a comment
+that says to keep each ``{field}``.
 
 ``status`` counts, per catalogue, translated, untranslated, fuzzy and
 obsolete messages (polib). The pages named in ``npukit_translation_required``
@@ -100,6 +103,86 @@ def _conf(root: Path) -> None:
         subprocess.run([str(jb), "config", "sphinx", str(root)], check=True, stdout=subprocess.DEVNULL)
 
 
+# ---- glued sentences: templates in the pages' code ----------------------------------
+
+#: The comment that marks a catalogue entry as a template glued by a page's code.
+CODE_COMMENT = "glued by this page's code (npukit.i18n.message): keep every {field}"
+
+
+def _is_message_call(func) -> bool:
+    import ast
+
+    if isinstance(func, ast.Name):
+        return func.id == "message"
+    if isinstance(func, ast.Attribute) and func.attr == "message":
+        value = func.value
+        return isinstance(value, ast.Name) and value.id == "i18n" or \
+            isinstance(value, ast.Attribute) and value.attr == "i18n"
+    return False
+
+
+def code_messages(path: Path) -> tuple[list[str], list[str]]:
+    """The templates of every ``message(...)`` call in a MyST notebook's code cells, and the calls
+    whose template is not a literal string (``make gettext`` cannot see those: an error)."""
+    import ast
+
+    text = Path(path).read_text(encoding="utf-8")
+    if not (text.startswith("---") and "jupytext:" in text.split("---", 2)[1]):
+        return [], []  # not a notebook: no code runs
+    import jupytext
+
+    found, errors = [], []
+    for index, cell in enumerate(jupytext.reads(text, fmt="md:myst").cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                            for line in cell.source.splitlines())
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _is_message_call(node.func):
+                arg = node.args[0] if node.args else None
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.append(arg.value)
+                else:
+                    errors.append(f"{path.name}, code cell {index + 1}, line {node.lineno}: message() needs its "
+                                  "template as a literal string (one call per branch), or make gettext cannot "
+                                  "find it")
+    return found, errors
+
+
+def _add_code_messages(root: Path, pot: Path) -> list[str]:
+    """Add each page's glued templates to its ``.pot``; return the errors."""
+    import polib
+
+    errors = []
+    for p in sorted(pot.rglob("*.pot")):
+        page = root / p.relative_to(pot).with_suffix(".md")
+        if not page.exists():
+            continue
+        templates, bad = code_messages(page)
+        errors += bad
+        if not templates:
+            continue
+        catalogue = polib.pofile(str(p))
+        for template in dict.fromkeys(templates):
+            if catalogue.find(template) is None:
+                catalogue.append(polib.POEntry(msgid=template, msgstr="", comment=CODE_COMMENT))
+        catalogue.save()
+    return errors
+
+
+def _fields(template: str) -> list[str]:
+    import string
+
+    try:
+        return sorted(f"{name}:{spec}" for _, name, spec, _ in string.Formatter().parse(template) if name is not None)
+    except ValueError:
+        return ["(not a str.format template)"]
+
+
 def extract(root: Path = ROOT, out: Path | None = None) -> dict:
     """Extract the messages of the book at ``root`` and update its catalogues; return sphinx-intl's counts."""
     from sphinx_intl import basic
@@ -116,6 +199,9 @@ def extract(root: Path = ROOT, out: Path | None = None) -> dict:
     for p in sorted(pot.rglob("*.pot")):
         if _matches(p.relative_to(pot).with_suffix("").as_posix(), _english_only(config)):
             p.unlink()
+    errors = _add_code_messages(root, pot)
+    if errors:
+        raise SystemExit("make gettext: " + "\n  ".join(["glued templates it cannot extract:", *errors]))
     target = locale_dir(root)
     counts = basic.update(str(target.parent.parent), str(pot), (LANGUAGE,), line_width=76)
     filled = fill_nothing_to_translate(target)
@@ -215,6 +301,8 @@ def pages(root: Path = ROOT) -> set[str]:
 
 def problems(root: Path = ROOT, strict: bool = False) -> list[str]:
     """What stops the edition from being complete where it must be: [] when all is well."""
+    import polib
+
     found = []
     cats = status(root)
     for c in cats:
@@ -222,6 +310,10 @@ def problems(root: Path = ROOT, strict: bool = False) -> list[str]:
             found += [f"{c.page}: untranslated: {m[:100]!r}" for m in c.untranslated]
             found += [f"{c.page}: fuzzy (the English changed; check the translation, then drop the "
                       f"fuzzy flag): {m[:100]!r}" for m in c.fuzzy]
+        for e in polib.pofile(str(locale_dir(root) / f"{c.page}.po")).translated_entries():
+            if CODE_COMMENT in (e.comment or "") and _fields(e.msgstr) != _fields(e.msgid):
+                found.append(f"{c.page}: the translation of the glued template {e.msgid[:60]!r} must keep its "
+                             f"fields {_fields(e.msgid)}, has {_fields(e.msgstr)}")
     have = {c.page for c in cats}
     expected = pages(root)
     found += [f"{p}: a catalogue for a page that is not in the book (renamed? git mv the .po)"
