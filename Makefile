@@ -15,10 +15,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
 
 help:
-	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
+	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
+	@echo "make gettext - extract the English messages into locale/zh_CN/ (the Chinese edition's catalogues)"
+	@echo "make translation-status - how much of the Chinese edition is translated"
 	@echo "make test    - set up .venv and run every test (unit, labs, chapters, student edition, book, browser)"
 	@echo "make lab     - open JupyterLab on the labs"
 	@echo "make student - rewrite the student edition of the labs in labs/student/ (committed)"
@@ -53,8 +55,33 @@ book: $(STAMP) $(CACHE_STAMP)
 	rm -rf $(STORE) _build/.jupyter_cache
 	$(JB) clean . >/dev/null
 	NPUKIT_STORE=$(CURDIR)/$(STORE) $(JB) build . -W -n --keep-going
+	$(MAKE) --no-print-directory book-zh
+	$(PY) tests/edition_check.py _build/html
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
+	@echo "中文版 (the Chinese edition) is at $(CURDIR)/_build/html/zh/index.html"
+
+# The Chinese edition: the same project built with language zh_CN by sphinx-build
+# (Jupyter Book 1's CLI cannot pass -D), from the conf.py that `jupyter-book config
+# sphinx` writes from _config.yml (generated, not committed). It reads every notebook
+# from the execution cache the English build filled (npukit/i18n.py warns if it had
+# to execute one), and is moved under the English site as zh/ (built elsewhere first:
+# myst-nb writes its notebook files next to the output directory).
+ZH_OPTS := -D language=zh_CN -D "html_title=Tensors on Silicon 中文版" \
+	-D nb_execution_cache_path=$(CURDIR)/_build/.jupyter_cache
+book-zh: $(STAMP)
+	$(JB) config sphinx . >/dev/null
+	rm -rf _build/zh _build/html/zh
+	$(BIN)/sphinx-build -b html -W -n --keep-going $(ZH_OPTS) -d _build/zh/doctrees . _build/zh/html
+	mv _build/zh/html _build/html/zh
+
+# Extract the English messages and update locale/zh_CN/ (then translate, then make book).
+gettext: $(STAMP)
+	$(PY) tools/i18n.py extract
+
+# How much of the Chinese edition is translated (fails if a required page is not).
+translation-status: $(STAMP)
+	$(PY) tools/i18n.py status
 
 # ---- tests ------------------------------------------------------------------
 test: $(STAMP)
