@@ -19,7 +19,8 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "measure", "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
-           "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone"]
+           "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
+           "teach.screen"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {

@@ -575,6 +575,8 @@ def _sealed(fn: Callable[[float], Any]) -> Callable[[float], Any]:
     import types
 
     name = "variant latency"
+    if getattr(fn, "__npukit_remote__", False):
+        return fn   # graded: it runs in the learner's process, against the notebook as it was before the measurement
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"fn must be your function predict_ratio, got {type(fn).__name__}")
     if fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..gemm import tiled_matmul as _library_tiled
-from .core import CheckFailed, _rng, check, learner_call
+from .core import CheckFailed, _rng, around, check, learner_call
 
 _clock = time.perf_counter  # the check's own timing, as it was when npukit.teach was imported
 
@@ -50,49 +50,49 @@ class _Watched(np.ndarray):
     The methods call nothing of this module: they run inside the learner's code.
     """
 
-    log: list = []
-    refused: tuple = ()
+    _log: list = []
+    _refused: tuple = ()
 
     @staticmethod
-    def plain(x: Any) -> Any:
+    def _plain(x: Any) -> Any:
         return np.ndarray.view(x, np.ndarray) if isinstance(x, _Watched) else x
 
     @staticmethod
-    def wrap(x: Any) -> Any:
+    def _wrap(x: Any) -> Any:
         if type(x) is np.ndarray:
             return np.ndarray.view(x, _Watched)
         if isinstance(x, (tuple, list)):
-            return type(x)(_Watched.wrap(v) for v in x)
+            return type(x)(_Watched._wrap(v) for v in x)
         return x
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        plain = tuple(_Watched.plain(x) for x in inputs)
+        plain = tuple(_Watched._plain(x) for x in inputs)
         if ufunc is np.matmul and method == "__call__":
-            _Watched.log.append(("product", np.shape(plain[0]), np.shape(plain[1])))
+            _Watched._log.append(("product", np.shape(plain[0]), np.shape(plain[1])))
         out = kwargs.get("out")
         if out is not None:
-            kwargs["out"] = tuple(_Watched.plain(x) for x in out)
+            kwargs["out"] = tuple(_Watched._plain(x) for x in out)
         result = getattr(ufunc, method)(*plain, **kwargs)
-        return (out[0] if len(out) == 1 else out) if out is not None else _Watched.wrap(result)
+        return (out[0] if len(out) == 1 else out) if out is not None else _Watched._wrap(result)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if func in _Watched.refused:
-            _Watched.log.append(("refused", f"np.{func.__name__}", None))
+        if func in _Watched._refused:
+            _Watched._log.append(("refused", f"np.{func.__name__}", None))
         elif func is np.dot:
-            _Watched.log.append(("product", np.shape(args[0]), np.shape(args[1])))
-        return _Watched.wrap(super().__array_function__(func, types, args, kwargs))
+            _Watched._log.append(("product", np.shape(args[0]), np.shape(args[1])))
+        return _Watched._wrap(super().__array_function__(func, types, args, kwargs))
 
     def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
         return np.dot(self, b, out=out)
 
     def view(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        return _Watched.wrap(np.ndarray.view(self, *args, **kwargs))
+        return _Watched._wrap(np.ndarray.view(self, *args, **kwargs))
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        return _Watched.wrap(np.ndarray.__array__(self, *args, **kwargs))
+        return _Watched._wrap(np.ndarray.__array__(self, *args, **kwargs))
 
 
-_Watched.refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
+_Watched._refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
 
 #: NumPy functions that turn any array into a plain ``ndarray``; while a check runs they keep watching.
 _STRIPPERS = ("asarray", "array", "ascontiguousarray", "asfortranarray", "copy", "frombuffer")
@@ -105,11 +105,11 @@ def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any
     def keeping(name: str) -> Callable:
         def convert(a: Any, *args: Any, **kwargs: Any) -> Any:
             out = real[name](a, *args, **kwargs)
-            return _Watched.wrap(out) if isinstance(a, _Watched) else out
+            return _Watched._wrap(out) if isinstance(a, _Watched) else out
 
         return convert
 
-    _Watched.log.clear()
+    _Watched._log.clear()
     wa, wb = (np.ndarray.__new__(_Watched, x.shape, x.dtype) for x in (A, B))  # owns its data: no .base to strip
     np.copyto(wa, A)
     np.copyto(wb, B)
@@ -121,7 +121,7 @@ def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any
         for name in _STRIPPERS:
             setattr(np, name, real[name])
     bm, bn, bk = tile
-    for kind, sa, sb in _Watched.log:
+    for kind, sa, sb in _Watched._log:
         if kind == "refused":
             raise CheckFailed(f"tiled matmul: your function called {sa}, which multiplies whole matrices in one "
                               "call. Multiply one A-tile by one B-tile at a time, with @ (or np.matmul, np.dot).")
@@ -224,7 +224,7 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
     cases.append((rng.standard_normal((3, 5)), rng.standard_normal((5, 4)), (1, 1, 1)))
 
     def learner(A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
-        return _watched_run(fn, A, B, tile)
+        return around(_watched_run, fn, A, B, tile)   # the watched arrays live where the learner's code runs
 
     check("tiled matmul", learner, cases, _Product, compare=lambda got, want: want.judge(got), forbid=_forbid())
 
