@@ -207,6 +207,15 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed if _GRADE_SEED is None else [seed, _GRADE_SEED])
 
 
+def _fresh_rng(seed: int) -> np.random.Generator:
+    """Cases drawn afresh on every run: from the grading seed when grading, from the OS's entropy otherwise.
+
+    For checks whose failure messages cannot name the failing case (yes/no answers), so that a run's
+    outcome says nothing about the next run's cases.
+    """
+    return _rng(seed) if _GRADE_SEED is not None else np.random.default_rng()
+
+
 def _set_grade_seed(seed: int | None) -> None:
     """Use ``seed`` as the grading seed from now on (None: the lab's own cases). For tests and the grader."""
     global _GRADE_SEED
