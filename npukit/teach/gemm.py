@@ -203,16 +203,19 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
 
     Examples
     --------
-    >>> def mine(A, B, tile):
+    >>> def overwrite(A, B, tile):   # = where the k-steps must add up
     ...     bm, bn, bk = tile
     ...     C = np.zeros((A.shape[0], B.shape[1]), A.dtype)
     ...     for i in range(0, A.shape[0], bm):
     ...         for j in range(0, B.shape[1], bn):
     ...             for p in range(0, A.shape[1], bk):
-    ...                 C[i:i + bm, j:j + bn] += A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
+    ...                 C[i:i + bm, j:j + bn] = A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
     ...     return C
-    >>> check_tiled_matmul(mine)
-    ✓ tiled matmul: 13 fresh cases agree with the reference.
+    >>> check_tiled_matmul(overwrite)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: tiled matmul: for A of shape (15, 18), B of shape (18, 19) and tile (24, 10, 5), C[0, 0] is ..., expected ... (285 of 285 elements differ).
+      Hint: C holds only the last k-step's product: each step must add into the C-tile (C[...] += ...), not overwrite it (C[...] = ...).
     """
     rng = _rng(4101)
     cases = []
@@ -306,21 +309,12 @@ def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int, int], t
 
     Examples
     --------
-    >>> import math
-    >>> def mine(M, N, K, tile, order, itemsize, line):
-    ...     size, step = {"m": M, "n": N, "k": K}, dict(zip("mnk", tile))
-    ...     trips = {d: math.ceil(size[d] / step[d]) for d in "mnk"}
-    ...     def r(deps):                   # how often each tile of an operand is loaded
-    ...         free = next(d for d in "mnk" if d not in deps)
-    ...         return trips[free] if any(trips[d] > 1 for d in order[order.index(free) + 1:]) else 1
-    ...     def lines(rows, cols, b):      # the lines of every tile row of one pass over a matrix
-    ...         per_row = sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
-    ...                       for p in range(0, cols, b))
-    ...         return rows * per_row * line
-    ...     a, b, c = lines(M, K, step["k"]), lines(K, N, step["n"]), lines(M, N, step["n"])
-    ...     return r("mk") * a + r("kn") * b + (r("mn") - 1) * c, r("mn") * c
-    >>> check_schedule_traffic(mine)
-    ✓ schedule traffic: 40 fresh cases agree with the reference.
+    >>> def once(M, N, K, tile, order, itemsize, line):   # every element loaded once, whatever the schedule
+    ...     return (M * K + K * N) * itemsize, M * N * itemsize
+    >>> check_schedule_traffic(once)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: schedule traffic: wrong answer for M=20, N=10, K=24, tile=(15, 14, 9), order='mnk', itemsize=1, line=16: reads should be 2048 bytes, got 720.
     """
     rng = _rng(4102)
     cases = []
@@ -421,19 +415,13 @@ def check_best_tile(fn: Callable[[int, int, int, int, int, int], tuple[int, int,
 
     Examples
     --------
-    >>> def mine(M, N, K, buffer_bytes, itemsize, line):   # try every tile: the matrices are small
-    ...     def moved(bm, bn, bk):                         # order mnk, lines per tile row
-    ...         def lines(cols, b):
-    ...             return sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
-    ...                        for p in range(0, cols, b)) * line
-    ...         cm, cn, ck = -(-M // bm), -(-N // bn), -(-K // bk)
-    ...         r_a, r_b = (cn if ck > 1 else 1), (cm if cn > 1 or ck > 1 else 1)
-    ...         return r_a * M * lines(K, bk) + r_b * K * lines(N, bn) + M * lines(N, bn)
-    ...     tiles = [(a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)
-    ...              if (a * c + c * b + a * b) * itemsize <= buffer_bytes]
-    ...     return min(tiles, key=lambda t: moved(*t))
-    >>> check_best_tile(mine)
-    ✓ best tile: 10 fresh cases agree with the reference.
+    >>> def largest(M, N, K, buffer_bytes, itemsize, line):   # the biggest cube that fits, not the least traffic
+    ...     side = max(s for s in range(1, max(M, N, K) + 1) if 3 * s * s * itemsize <= buffer_bytes)
+    ...     return min(side, M), min(side, N), min(side, K)
+    >>> check_best_tile(largest)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: best tile: wrong answer for M=2, N=9, K=5, buffer_bytes=11, itemsize=1, line=4: your tile (1, 1, 1) fits but moves 792 bytes; a tile that fits can move as few as 260.
     """
     rng = _rng(4103)
     cases = []
@@ -492,8 +480,11 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
 
     Examples
     --------
-    >>> check_time_prediction(lambda: 2.2e-3, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)
-    ✓ time prediction: you predicted 2.2 ms, the run measured 2 ms.
+    >>> check_time_prediction(lambda: 1.0, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)   # seconds for ms
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: time prediction: you predicted 1e+03 ms, the run measured 2 ms (more than 35% apart).
+      Hint: ...
     """
     name = "time prediction"
     if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:
