@@ -374,6 +374,8 @@ def run_plan(plan: dict, result_path: str) -> dict:
                     learner.deadline = time.monotonic() + timeout
                     learner.release()
                     reply, _ = learner.run(index, source, "lab")
+                    if reply.get("error") or reply.get("refused"):   # the learner's process lacks what this cell made
+                        record["learner"] = {"error": reply.get("error"), "refused": reply.get("refused")}
                     values = _measured(before, ns)
                     if values:
                         learner.set(values)

@@ -149,7 +149,8 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
     stride 1–3; half of them are "channels last" (NCHW shape, NHWC bytes, as
     ``x.transpose(0, 3, 1, 2)`` of an NHWC array), so the strides must come
     from ``x.strides``, not from its shape. Reference: two loops over output
-    positions copying each patch.
+    positions copying each patch. ``sliding_window_view``, which makes the
+    windows in one call, is refused, and so is :mod:`npukit.layouts`.
 
     A hint about the strides is added only when the answer is exactly what
     strides computed from the shape give.
@@ -205,7 +206,8 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
                     "computed from the shape give; take the strides from x.strides.")
         return None
 
-    check("im2col as a view", learner, cases, _patches_by_loops, rtol=0, atol=0, hint=hint, forbid=_library())
+    check("im2col as a view", learner, cases, _patches_by_loops, rtol=0, atol=0, hint=hint,
+          forbid=_library() + (np.lib.stride_tricks.sliding_window_view,))   # the windows in one call
 
 
 def _transpose_is_free(shape, perm) -> bool:
@@ -249,4 +251,4 @@ def check_stays_view(fn: Callable[[tuple, tuple], bool]) -> None:
 
     check("stays a view", fn, cases, _transpose_is_free, compare=compare,
           forbid=_library() + (np.shares_memory, np.may_share_memory, np.empty, np.zeros, np.ones, np.full,
-                               np.ascontiguousarray, np.ndarray.transpose, np.transpose))
+                               np.ascontiguousarray, np.ndarray.transpose, np.transpose, np.ndarray))

@@ -48,7 +48,9 @@ _NAMES = {
 _ATTRIBUTE_FUNCTIONS = ("getattr", "setattr", "delattr", "hasattr")
 _DUNDERS_ALLOWED = {"__init__", "__name__", "__doc__", "__array_interface__", "__array__", "__len__", "__iter__",
                     "__next__", "__getitem__", "__setitem__", "__contains__", "__call__", "__enter__", "__exit__",
-                    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__"}
+                    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__",
+                    "__add__", "__sub__", "__mul__", "__truediv__", "__neg__", "__bool__", "__float__", "__int__",
+                    "__index__"}
 _ATTRIBUTES = {
     "sys", "os", "modules", "builtins", "inspect", "getprofile", "gettrace", "setprofile", "settrace",
     "currentframe", "getframeinfo", "f_back", "f_locals", "f_globals", "f_code", "f_builtins", "tb_frame",
@@ -142,7 +144,8 @@ def refusals(source: str) -> list[str]:
             elif node.id in _ATTRIBUTE_FUNCTIONS and id(node) not in calls_ok:
                 say(node, node.id, "passed around, it reads attributes named at run time; call it with the name "
                     "written out")
-            elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__", "__doc__"):
+            elif (node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__", "__doc__")
+                  and not isinstance(node.ctx, ast.Store)):   # defining __hash__ in a class body is fine
                 say(node, node.id, "it is the interpreter's internals")
         elif isinstance(node, ast.Attribute):
             why = _attribute_why(node.attr)

@@ -48,7 +48,7 @@ VIEW_OR_COPY_OPS: tuple[str, ...] = (
 #: expression, building the array and asking NumPy whether memory is shared.
 _MEASURING = (np.shares_memory, np.may_share_memory, np.lib.stride_tricks.as_strided, builtins.eval, builtins.exec,
               builtins.compile, np.empty, np.zeros, np.ones, np.full, np.ndarray.reshape, np.reshape,
-              np.ascontiguousarray)
+              np.ascontiguousarray, np.ndarray)   # np.ndarray: constructing one (np.ndarray(shape, buffer=, strides=))
 
 
 def _library() -> tuple:
@@ -113,7 +113,7 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
         itemsize = np.dtype(str(rng.choice(_DTYPES))).itemsize
         cases.append((shape, itemsize, "CF"[k % 2]))
     allocate = (np.empty, np.zeros, np.ones, np.full, np.arange, np.empty_like, np.zeros_like, np.ones_like,
-                np.ndarray.reshape, np.lib.stride_tricks.as_strided)
+                np.ndarray.reshape, np.lib.stride_tricks.as_strided, np.ndarray)
     check("strides", fn, cases, _strides_reference, hint=_strides_hint, forbid=_library() + allocate)
 
 
