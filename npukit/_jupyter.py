@@ -63,11 +63,12 @@ def patch_zmq_polling() -> bool:
 
 
 def run_notebook(path: str | pathlib.Path, *, timeout: float = 120.0, save: bool = True,
-                 patch: bool = True) -> list[tuple[int, float, str | None]]:
+                 patch: bool = True, allow_errors: bool = False) -> list[tuple[int, float, str | None]]:
     """Execute a notebook headless in its own folder, as ``jupyter nbconvert --execute --inplace`` does.
 
     With :func:`patch_zmq_polling` applied (``patch=False`` runs without it, to see the stall). Each
-    cell may take ``timeout`` seconds; an error stops the run, as nbconvert's does.
+    cell may take ``timeout`` seconds; an error stops the run, as nbconvert's does, unless
+    ``allow_errors`` (then the error is recorded and the next cell runs).
 
     Returns
     -------
@@ -93,10 +94,13 @@ def run_notebook(path: str | pathlib.Path, *, timeout: float = 120.0, save: bool
                 times.append((cell_index, time.monotonic() - start, f"{type(exc).__name__}: {exc}".splitlines()[0]))
                 raise
             if cell.cell_type == "code":
-                times.append((cell_index, time.monotonic() - start, None))
+                error = next((f"{o.get('ename')}: {o.get('evalue', '')}".splitlines()[0] for o in cell.outputs
+                              if o.get("output_type") == "error"), None)
+                times.append((cell_index, time.monotonic() - start, error))
             return out
 
-    Timed(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    Timed(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+          resources={"metadata": {"path": str(path.parent)}}).execute()
     if save:
         nbformat.write(nb, path)
     return times

@@ -114,8 +114,61 @@ def make_submissions(tmp: Path) -> dict[str, Path]:
             "ex1-aligned-empty": "my_aligned_empty = tensors.aligned_empty\n",
             "ex1-reshape-view": "reshape_is_view = teach.tensors._reshape_is_view\n"}),
         "lookup table": _submission(tmp, "table", {"ex1-reshape-view": _table_solution()}),
+        # the rest of the twelve ways of tampering with a notebook (the first five are above)
+        "deleted check cell": _tampered(tmp, "deleted", {"ex1-view-or-copy": WRONG_VIEW},
+                                        lambda nb, by: nb["cells"].remove(by["check1-view-or-copy"])),
+        "hand-edited output": _tampered(tmp, "output", {"ex1-view-or-copy": WRONG_VIEW}, lambda nb, by: by[
+            "check1-view-or-copy"].update(outputs=[{"output_type": "stream", "name": "stdout",
+                                                    "text": "✓ view or copy: 15 fresh cases agree with the reference.\n"}])),
+        "metadata edited": _tampered(tmp, "metadata", {"ex1-view-or-copy": WRONG_VIEW}, lambda nb, by: (
+            by["check1-view-or-copy"]["metadata"]["nbgrader"].update(points=100),
+            by["check1-view-or-copy"]["metadata"].update(tags=["solution"]))),
+        "measurement cell edited": _tampered(
+            tmp, "measurement", {"ex1-alignment-prediction": "predicted_share128 = 0.5\n"},
+            lambda nb, by: _replace_cell(nb, "census = tensors.alignment_census", "census = {128: 200, 16: 200}\nstep = 64\n")),
+        "seed reset": _submission(tmp, "seed", {"ex1-view-or-copy": WRONG_VIEW + "import os\nos.environ['NPUKIT_GRADE_SEED'] = '0'\n"
+                                                "teach.core._set_grade_seed(None)\n",
+                                                "ex1-reshape-view": _table_solution()}),
+        "seal disarmed": _submission(tmp, "seal", {"ex1-view-or-copy": "teach.guard.tampering = lambda: []\n"
+                                                   "teach.core._refuse_tampering = lambda *a: None\n" + WRONG_VIEW}),
+        "check call changed": _submission(tmp, "callchanged", {"ex1-view-or-copy": WRONG_VIEW},
+                                          {"check1-view-or-copy": "teach.check_view_or_copy(lambda op: '[' in op)"}),
+        "every answer wrong, hooked": _submission(tmp, "hooked", _hooked_wrong()),
     }
     return subs
+
+
+def _tampered(tmp: Path, name: str, solutions: dict[str, str], edit) -> Path:
+    """The handout with some solution cells replaced and then ``edit(nb, cells_by_grade_id)`` applied."""
+    path = _submission(tmp, name, solutions)
+    nb = _nb(path)
+    edit(nb, _cells_by_id(nb))
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
+def _replace_cell(nb: dict, starting: str, source: str) -> None:
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).lstrip("# NBVAL_IGNORE_OUTPUT\n").startswith(starting)
+                or starting in "".join(c["source"]))
+    cell["source"] = source
+
+
+def _hooked_wrong() -> dict[str, str]:
+    """Every answer wrong, with the issue's universal attacks: a pre_run_cell hook marking the ledger passed,
+    a thread doing the same, the function flipping its own entry, the watch disarmed."""
+    hook = ("get_ipython().events.register('pre_run_cell', lambda *a: [e.update(status='passed') for e in "
+            "__import__('npukit.teach.core', fromlist=['core'])._LEDGER])\n")
+    thread = ("import threading\nfrom npukit.teach import core\n"
+              "threading.Thread(target=lambda: [e.update(status='passed') for _ in iter(int, 1) for e in core._LEDGER],"
+              " daemon=True).start()\n")
+    flip = "    from npukit.teach import core\n    core._LEDGER[-1]['status'] = 'passed'\n"
+    disarm = ("    import sys\n    for c in sys.getprofile().__closure__ or ():\n"
+              "        if hasattr(c.cell_contents, 'called'):\n            c.cell_contents.called = None\n")
+    return {"ex1-strides": hook + IN_ELEMENTS,
+            "ex1-view-or-copy": thread + WRONG_VIEW,
+            "ex1-alignment-prediction": "predicted_share128 = 0.9\n",
+            "ex1-aligned-empty": "def my_aligned_empty(shape, dtype, alignment):\n" + flip + "    return np.empty(shape, dtype)\n",
+            "ex1-reshape-view": "def reshape_is_view(shape, strides, new_shape):\n" + disarm + "    return True\n"}
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +270,33 @@ def test_library_answers_fail(results):
     assert "`eval` is not allowed" in messages["ex1-view-or-copy"]
     assert "is npukit.tensors.aligned_empty itself" in messages["ex1-aligned-empty"]
     assert messages["ex1-reshape-view"].startswith("refused before it ran: line 1: `teach")
+
+
+def test_the_other_seven_tamperings_are_detected(results):
+    """With the five above (a ✓ printed by the check cell, teach.core patched, numpy patched, teach rebound,
+    a checker replaced): the twelve ways issue 20 counts of tampering with a notebook, each detected."""
+    r = results[0]
+    for name in ("deleted check cell", "hand-edited output", "metadata edited", "check call changed"):
+        assert _statuses(r[name])["ex1-view-or-copy"] == ("failed", 0), name   # the instructor's check ran
+        assert _messages(r[name])["ex1-view-or-copy"].startswith("view or copy: your predictions are not all right")
+        assert r[name]["max_score"] == 11, name                                # the instructor's points
+    assert _statuses(r["measurement cell edited"])["ex1-alignment-prediction"] == ("failed", 0)
+    assert "measured 12" in _messages(r["measurement cell edited"])["ex1-alignment-prediction"]
+    for name in ("seed reset", "seal disarmed"):
+        assert _statuses(r[name])["ex1-view-or-copy"] == ("failed", 0)
+        assert _messages(r[name])["ex1-view-or-copy"].startswith("refused before it ran")
+    assert _statuses(r["seed reset"])["ex1-reshape-view"] == ("failed", 0)   # the table still meets the secret seed
+
+
+def test_every_answer_wrong_with_the_universal_attacks_scores_zero(results, graded):
+    """The issue's first finding: an all-wrong lab 1 with these attacks scored 11/11. Now 0, and 0 again with
+    the screen off (the attacks then run, in the learner's process, where nothing decides the grade)."""
+    from npukit.teach.grade import _grade_one, _load_labs
+
+    assert results[0]["every answer wrong, hooked"]["score"] == 0
+    r = _grade_one(graded[0]["every answer wrong, hooked"], _load_labs(ROOT / "labs"), None, SEED, 120.0, None,
+                   screening=False)
+    assert r["score"] == 0 and {e["status"] for e in r["exercises"]} == {"failed"}, _messages(r)
 
 
 def test_without_the_screen_the_process_boundary_still_holds(graded, tmp_path):
