@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade headless-check
+.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade headless-check grade-check
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
@@ -135,6 +135,12 @@ chapter: $(STAMP)
 LAB ?= labs/*.ipynb
 labs-run: $(STAMP)
 	$(PY) -m npukit._jupyter run --timeout 120 $(LAB)
+
+# Grade a fresh clone's labs three ways (student edition 0, instructor edition full, all wrong with the
+# universal attacks 0) and time a class of CLASS submissions of one lab (several minutes).
+CLASS ?= 30
+grade-check: $(STAMP)
+	$(PY) tools/grade_check.py --class $(CLASS)
 
 # Run every lab headless N times with a per-cell limit and report a frozen cell (several minutes a lab;
 # make test runs a cheap version): make headless-check [N=10] [LAB=labs/05_systolic.ipynb]
