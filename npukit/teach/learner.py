@@ -53,15 +53,16 @@ def _learner_on_stack(frame: Any) -> bool:
 
 # Events refused while the learner's code is on the stack (a prefix before the first dot, or a full name).
 _REFUSED_FAMILIES = {"ctypes", "gc", "socket", "subprocess", "signal", "pty", "mmap", "shutil", "resource",
-                     "webbrowser", "winreg", "msvcrt", "_winapi", "marshal", "pickle", "sqlite3", "urllib",
-                     "http", "ftplib", "smtplib", "telnetlib", "imaplib", "poplib", "nntplib", "tempfile"}
+                     "webbrowser", "winreg", "msvcrt", "_winapi", "sqlite3", "urllib", "http", "ftplib", "smtplib",
+                     "telnetlib", "imaplib", "poplib", "nntplib", "tempfile"}
 _REFUSED_EVENTS = {"function.__new__", "code.__new__", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                    "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.remove", "os.rename", "os.rmdir",
                    "os.mkdir", "os.chmod", "os.chown", "os.chdir", "os.link", "os.symlink", "os.truncate",
                    "os.utime", "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "os.startfile",
                    "builtins.input", "builtins.breakpoint", "sys.excepthook", "sys.unraisablehook",
                    "sys._current_frames", "cpython.PyInterpreterState_Clear", "os.putenv", "os.unsetenv"}
-_DIRECT_EVENTS = {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
+_DIRECT_EVENTS = {"object.__getattr__", "object.__setattr__", "object.__delattr__", "marshal.loads", "marshal.load",
+                  "pickle.find_class"}   # refused when the learner's own line does it (imports use marshal)
 _CODE_GENERATORS = ("dataclasses.py", os.path.join("collections", "__init__.py"), "enum.py")
 _WHY = {
     "compile": "running code from a string: a graded solution is the code in its cell",
@@ -94,7 +95,26 @@ def make_audit_hook(here: str, refusals: list, watch_codes: frozenset) -> Callab
     own = f"/proc/{os.getpid()}"
     state = {"busy": False}
     getframe, realpath, fsdecode = sys._getframe, os.path.realpath, os.fsdecode
-    loaded_files: Callable[[], set] = lambda: {getattr(m, "__file__", None) for m in list(sys.modules.values())}  # noqa: E731
+
+    def importer(frame: Any) -> Any:
+        """The frame an import was asked from: past the import machinery and importlib.import_module."""
+        while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                                     or f"{os.sep}importlib{os.sep}" in frame.f_code.co_filename):
+            frame = frame.f_back
+        return frame
+
+    def fresh_module(filename: str) -> str | None:
+        for name, module in list(sys.modules.items()):
+            if getattr(module, "__file__", None) == filename:
+                return name
+        return None
+
+    def running_again(filename: str) -> bool:
+        """Code from ``filename`` whose module was imported before (not one being imported right now)."""
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", None) == filename:
+                return not getattr(getattr(module, "__spec__", None), "_initializing", False)
+        return False
 
     def refuse(event: str, detail: str) -> None:
         refusals.append({"event": event, "why": _why(event), "detail": detail[:200]})
@@ -122,7 +142,8 @@ def make_audit_hook(here: str, refusals: list, watch_codes: frozenset) -> Callab
         direct = _is_learner(caller)
         if event in _DIRECT_EVENTS:
             if direct:
-                refuse(event, f"the attribute {args[1]!r} of a {type(args[0]).__name__}")
+                refuse(event, f"the attribute {args[1]!r} of a {type(args[0]).__name__}" if event.startswith("object.")
+                       else event)
             return
         if event == "sys._getframe":
             if direct or (caller.f_code.co_filename.endswith(("inspect.py", "traceback.py"))
@@ -130,11 +151,8 @@ def make_audit_hook(here: str, refusals: list, watch_codes: frozenset) -> Callab
                 refuse(event, "reading a frame")
             return
         if event == "import":
-            importer = caller
-            while importer is not None and importer.f_code.co_filename.startswith("<frozen importlib"):
-                importer = importer.f_back
-            name = str(args[0])
-            if importer is not None and _is_learner(importer) and name and not screen.allowed_import(name):
+            asker, name = importer(caller), str(args[0])
+            if asker is not None and _is_learner(asker) and name and not screen.allowed_import(name):
                 refuse(event, f"import {args[0]}")
             return
         if not _learner_on_stack(caller):
@@ -147,15 +165,21 @@ def make_audit_hook(here: str, refusals: list, watch_codes: frozenset) -> Callab
                 return
             if event == "compile":
                 source, name = args[0], str(args[1])
-                if name.startswith(os.sep) and name.endswith(".py") and name not in loaded_files():
-                    return                                # a module imported for the first time
+                if name.startswith(os.sep) and name.endswith(".py") and not running_again(name):
+                    module, asker = fresh_module(name), importer(caller)   # a module imported for the first time
+                    if module and asker is not None and _is_learner(asker) and not screen.allowed_import(module):
+                        refuse("import", f"import {module}")              # (importlib.import_module raises no
+                    return                                                # "import" event)
                 text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
                 if isinstance(text, str) and not screen.refusals(text):
                     return                                # e.g. typing evaluating a forward reference
                 refuse(event, f"compiling code for {name}")
             code = args[0]
             name = getattr(code, "co_filename", "")
-            if name.startswith(os.sep) and name not in loaded_files():
+            if name.startswith(os.sep) and not running_again(name):
+                module, asker = fresh_module(name), importer(caller)
+                if module and asker is not None and _is_learner(asker) and not screen.allowed_import(module):
+                    refuse("import", f"import {module}")
                 return
             if name.startswith(os.sep) or name.startswith(SOLUTION) or name.startswith(LAB):
                 refuse(event, f"running the code of {os.path.basename(name) or name} again")
