@@ -29,6 +29,14 @@ Three things every checker gets from here without code of its own:
   (``teach.core._same = lambda *a, **k: True``), and records its outcome in a
   ledger the grader reads.
 
+All of this runs beside the learner's code in a notebook, where it is
+feedback. When grading, the checks run in a process of their own and the
+learner's function is a :class:`~npukit.teach.isolation.Remote`: ``learner_call``
+sends the check's refusals with each call, and what the learner's process saw
+(a forbidden call, the function raising) comes back as :class:`RemoteForbidden`
+or a :func:`remote_error`. :func:`around` runs checker code next to the
+learner's function wherever it lives.
+
 A checker should compute its expected answers after calling the learner's
 function (as :func:`check` does): what is on the checker's stack while the
 learner's code runs can be read by it.

@@ -7,20 +7,24 @@ grades each submission like this:
    else the check calls it contains, else its file name);
 2. it takes **only the learner's solution cells** (matched by ``grade_id``,
    else by position among the cells tagged ``solution``, else by the function
-   they define) and puts them into a fresh copy of the instructor's notebook
-   from the course's ``labs/`` folder, so every check cell, and every step
-   between, is the instructor's, whatever the submission did to them;
-3. it runs that notebook top to bottom in a fresh kernel, with a time limit
-   per cell, continuing past errors, and with the secret grading seed
-   (``--seed`` or ``NPUKIT_GRADE_SEED``; a random one, printed, if neither is
-   given) so the checks draw cases the student has never seen;
-4. after every check cell it asks npukit, from inside the kernel, which check
-   actually ran and how it ended (a ledger kept by :mod:`npukit.teach.core`)
-   and whether anything was patched; a check cell that ended without error but
-   ran no genuine check (a replaced ``teach``) fails;
+   they define) and screens each (:mod:`npukit.teach.screen`): a cell that
+   reaches into the interpreter is refused, and its exercise fails with the
+   screen's message. Every other cell is the instructor's, from the course's
+   ``labs/`` folder, whatever the submission did to its own;
+3. it runs the lab in two processes (:mod:`npukit.teach.checking`): the
+   instructor's cells and checks in a checking process, the lab's cells with
+   the learner's solutions in a learner's process of its own
+   (:mod:`npukit.teach.learner`), each in a fresh folder, with a time limit
+   per cell and the secret grading seed (``--seed`` or ``NPUKIT_GRADE_SEED``;
+   a random one, printed, if neither is given), known to the checking process
+   only. Only data crosses between them (:mod:`npukit.teach.isolation`), so
+   nothing the learner's code makes can reach what decides the grade;
+4. it reads, from the checking process, which check each check cell ran and
+   how it ended (the ledger of :mod:`npukit.teach.core`);
 5. it reports each exercise as ``passed`` (its points), ``failed`` (0, with
-   the check's one-line message) or ``not attempted`` (0: the solution cell is
-   still the handout's), and a total.
+   the check's or the screen's one-line message) or ``not attempted`` (0: the
+   solution cell is still the handout's), and a total. A submission that is
+   the handout itself is reported without running anything.
 
 ``python -m npukit.teach metadata labs/`` writes nbgrader's cell metadata
 (``solution``, ``grade``, ``locked``, ``points``, ``grade_id``,
