@@ -318,3 +318,38 @@ def test_a_lent_stand_in_is_served_where_it_was_made(learner):
     exec(compile("def run(k):\n    calls.append(k)\n    return k * k\n", "<lab cell 0>", "exec"), ns)
     assert checking._lendable(ns["run"])
     assert Remote(learner, handle, "f")(ns["run"]) == [0, 1, 4] and calls == [0, 1, 2]
+
+
+# ---- the checking process's run of a plan -----------------------------------------------------------------
+
+
+def _plan_run(tmp_path, cells: list[dict]) -> dict[int, dict]:
+    from npukit.teach import checking
+
+    (tmp_path / "learner").mkdir()
+    plan = {"seed": 5, "timeout": 60.0, "learner_dir": str(tmp_path / "learner"),
+            "cells": [dict(c, index=i) for i, c in enumerate(cells)]}
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = checking.run_plan(plan, str(tmp_path / "result.json"))
+    finally:
+        os.chdir(cwd)
+        core._set_grade_seed(None)
+    return {c["index"]: c for c in result["cells"]}
+
+
+def test_a_measurement_is_made_once_and_a_solution_cell_cannot_change_the_checks_context(tmp_path):
+    """The checking process's value of a lab cell's measurement is the one the learner's code sees; a
+    learner's cell that reassigns a lab variable changes only the learner's process."""
+    cells = _plan_run(tmp_path, [
+        {"kind": "lab", "source": "import time\nfrom npukit import teach\nstamp = time.perf_counter()\n"
+                                  "census = {16: 300, 128: 100}\n"},
+        {"kind": "solution", "source": "copied = stamp\npredicted = 1.0\ncensus = {128: 400}\n",
+         "names": ["copied", "predicted"], "imports": ""},
+        {"kind": "check", "source": "assert copied == stamp, (copied, stamp)\n"},
+        {"kind": "check", "source": "teach.check_alignment_prediction(predicted, census)\n"},
+    ])
+    assert cells[2]["error"] is None, cells[2]
+    assert cells[3]["ledger"][0]["status"] == "failed" and "measured 25.0%" in cells[3]["ledger"][0]["message"]
+

@@ -11,8 +11,10 @@ instructor's check cell). This process:
    cannot change what a check sees there), and hands the learner's process this process's values of the
    small plain variables the cell set (``t_step``, ``machine``): a measurement is made once, here, and a
    prediction is made from the same numbers the check compares it with;
-3. runs each ``solution`` cell in the learner's process only, and binds here, under the names it defined,
-   a :class:`~npukit.teach.isolation.Remote` for each function and a copy of each plain value;
+3. runs each ``solution`` cell in the learner's process only, and binds here, under the names the
+   instructor's solution cell defines (and no other: a learner's cell that reassigns a lab variable
+   changes only the learner's process), a :class:`~npukit.teach.isolation.Remote` for each function and
+   a copy of each plain value; the instructor's cell's imports are made here;
 4. runs each ``check`` cell here, and records what the ledger (:mod:`npukit.teach.core`) says of it.
 
 No learner's code ever runs in this process: what decides the grade (the checks, their references, the
@@ -355,7 +357,12 @@ def run_plan(plan: dict, result_path: str) -> dict:
             if kind == "solution":
                 reply, blobs = learner.run(index, source, "solution")
                 record.update(stdout=reply.get("stdout", ""), error=reply.get("error"), refused=reply.get("refused"))
+                if cell.get("imports"):   # the instructor's imports, made here: nothing of the learner's
+                    _execute(cell["imports"], ns, f"<lab cell {index}>", timeout)
+                wanted = set(cell.get("names", ()))
                 for name, what in reply.get("bound", {}).items():
+                    if name not in wanted:   # only what the instructor's cell defines: not a lab variable
+                        continue
                     if what.get("kind") == "function":
                         ns[name] = Remote(learner, int(what["handle"]), name)
                     elif what.get("kind") == "value":

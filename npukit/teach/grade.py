@@ -270,10 +270,40 @@ def _plan(lab: _Lab, sources: dict[str, str], seed: int, timeout: float, learner
         if cell.get("cell_type") != "code":
             continue
         if i in solution_at:
-            cells.append({"index": i, "kind": "solution", "source": sources[solution_at[i].id]})
+            names, imports = _defined(_source(cell))
+            cells.append({"index": i, "kind": "solution", "source": sources[solution_at[i].id], "names": names,
+                          "imports": imports})
         else:
             cells.append({"index": i, "kind": "check" if i in checks else "lab", "source": _source(cell)})
     return {"lab": lab.name, "seed": int(seed), "timeout": float(timeout), "learner_dir": learner_dir, "cells": cells}
+
+
+def _defined(source: str) -> tuple[list[str], str]:
+    """What the instructor's solution cell gives the rest of the lab: the names it defines or assigns at
+    its top level, and its import statements (the checking process imports those itself).
+
+    Only these names of the learner's cell are bound in the checking process: a learner's cell that also
+    assigns a lab variable (``machine = …``) changes the learner's process, not the checks' context.
+
+    Examples
+    --------
+    >>> _defined("from numpy.lib.stride_tricks import as_strided\\n\\ndef im2col_view(x, k, s):\\n    pass\\n")
+    (['im2col_view'], 'from numpy.lib.stride_tricks import as_strided')
+    """
+    import ast
+
+    tree = ast.parse(source)
+    names: list[str] = []
+    imports = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(ast.unparse(node))
+    return list(dict.fromkeys(names)), "\n".join(imports)
 
 
 def _run_checking(plan: dict, work: pathlib.Path, timeout: float) -> dict:
