@@ -247,6 +247,7 @@ class Session:
         self.ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         self.handles: dict[int, tuple[Any, dict]] = {}
         self.refusals: list[dict] = []
+        self._forbid_cache: dict[tuple, Any] = {}
 
     # -- cells -----------------------------------------------------------------------------------------------
 
@@ -353,6 +354,8 @@ class Session:
     def _forbidden(self, paths: tuple) -> Any:
         from .isolation import _import
 
+        if paths in self._forbid_cache:   # a check calls the function many times with one list
+            return self._forbid_cache[paths]
         forbidden = self.guard.Forbidden()
         for path in paths:
             try:
@@ -360,6 +363,7 @@ class Session:
             except Exception:  # noqa: BLE001 - a name this process does not have cannot be called here either
                 continue
         forbidden.paths = list(paths)
+        self._forbid_cache[paths] = forbidden
         return forbidden
 
     @contextlib.contextmanager
