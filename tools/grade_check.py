@@ -8,8 +8,11 @@
    reported), and a notebook with every answer wrong whose solution cells also carry the issue's universal
    attacks: a ``pre_run_cell`` hook that marks the ledger passed, a thread doing the same, the function
    flipping the ledger, the watch disarmed (must score 0).
+   The last is graded a second time with the screen off, so that the attacks run in the learner's
+   process (with the screen, their cells are refused before they run): 0 again.
 2. With ``--class N``: grades N submissions of one lab in one call, as an instructor would a class (a
-   third the instructor's answers, a third half of them, a third all wrong), and reports the time.
+   third the instructor's answers, a third half of them, a third all wrong), every one run, and reports
+   the time.
 
 Prints one line per grading and exits 1 if a score is not what it must be. The npukit that grades is this
 checkout's (the labs and student editions are the clone's). ``make grade-check`` runs it.
@@ -50,10 +53,10 @@ def _wrong(name: str, function: bool, attack: str, inside: bool) -> str:
     return f"{attack}\ndef {name}(*args, **kwargs):\n    return 0\n"
 
 
-def hooked_wrong(handout: dict, lab: str) -> dict:
+def hooked_wrong(handout: dict, lab: str, attacks: list | None = None) -> dict:
     """The handout with every solution cell a wrong answer and the universal attacks spread over them."""
     nb = copy.deepcopy(handout)
-    attacks = [(HOOK, False), (THREAD, False), (FLIP, True), (DISARM, True)]
+    attacks = attacks or [(HOOK, False), (THREAD, False), (FLIP, True), (DISARM, True)]
     for k, ex in enumerate(grade.exercises(nb, lab)):
         cell = nb["cells"][ex.solution]
         text = grade._source(cell)
@@ -95,22 +98,28 @@ def main(argv: list[str] | None = None) -> int:
             start = time.monotonic()
             student, instructor, attacked = grade.grade([labs / "student" / path.name, path, wrong], labs,
                                                         seed=args.seed)
+            # the screen refuses every attack's cell before it runs; graded without it, the attacks run in
+            # the learner's process, where nothing decides the grade
+            unscreened = grade._grade_one(wrong, grade._load_labs(labs), lab, args.seed, 120.0, None,
+                                          screening=False)
             seconds = time.monotonic() - start
             missed = [e for e in instructor["exercises"] if e["status"] != "passed"]
             timing = all("measured" in e["message"] for e in missed)
-            ok = (student["score"] == 0 and attacked["score"] == 0
+            ok = (student["score"] == 0 and attacked["score"] == 0 and unscreened["score"] == 0
                   and (instructor["score"] == instructor["max_score"] or timing))
             bad += not ok
             note = "" if not missed else "; missed: " + "; ".join(f"{e['id']}: {e['message'][:90]}" for e in missed)
             print(f"{lab}: student edition {student['score']}/{student['max_score']}, instructor edition "
                   f"{instructor['score']}/{instructor['max_score']}, all wrong with the universal attacks "
-                  f"{attacked['score']}/{attacked['max_score']} ({seconds:.0f} s){note}{'' if ok else '  WRONG'}",
+                  f"{attacked['score']}/{attacked['max_score']}, the same without the screen "
+                  f"{unscreened['score']}/{unscreened['max_score']} ({seconds:.0f} s){note}{'' if ok else '  WRONG'}",
                   flush=True)
         if args.size:
             lab = args.class_lab
             instructor = json.loads((labs / f"{lab}.ipynb").read_text(encoding="utf-8"))
             handout = json.loads((labs / "student" / f"{lab}.ipynb").read_text(encoding="utf-8"))
-            kinds = [instructor, half_done(instructor, handout, lab), hooked_wrong(handout, lab)]
+            plain_wrong = hooked_wrong(handout, lab, attacks=[("", False)])   # wrong answers the screen lets run
+            kinds = [instructor, half_done(instructor, handout, lab), plain_wrong]
             paths = []
             for k in range(args.size):
                 p = subs / "class" / f"student{k:02d}" / f"{lab}.ipynb"
