@@ -353,3 +353,8 @@ def test_a_measurement_is_made_once_and_a_solution_cell_cannot_change_the_checks
     assert cells[2]["error"] is None, cells[2]
     assert cells[3]["ledger"][0]["status"] == "failed" and "measured 25.0%" in cells[3]["ledger"][0]["message"]
 
+
+
+def test_a_cell_that_prints_without_end_keeps_only_its_last_output(learner):
+    reply = _run(learner, "for k in range(200000):\n    print('line', k)\n")
+    assert reply["error"] is None and len(reply["stdout"]) <= 20000 and reply["stdout"].endswith("line 199999\n")

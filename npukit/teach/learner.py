@@ -228,6 +228,23 @@ def _refuse_threads(refusals: list) -> None:
     _thread.start_new_thread = threading._start_new_thread = start_new_thread
 
 
+class _Tail(io.TextIOBase):
+    """A text stream keeping only its last ``limit`` characters: a cell printing without end fills no memory."""
+
+    def __init__(self, limit: int = 20000) -> None:
+        self.limit, self.text = limit, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text = (self.text + str(text))[-self.limit:]
+        return len(text)
+
+    def getvalue(self) -> str:
+        return self.text
+
+
 def _display(*objects: Any, **options: Any) -> None:
     """IPython's ``display`` when there is no IPython: shows nothing (nobody looks at a grading run)."""
 
@@ -256,7 +273,7 @@ class Session:
         filename = f"{SOLUTION if kind == 'solution' else LAB}{index}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         before = dict(self.ns)
-        out, error = io.StringIO(), None
+        out, error = _Tail(), None
         self.refusals.clear()
         try:
             code = compile(source, filename, "exec")
@@ -273,7 +290,7 @@ class Session:
                     continue
                 bound[name] = self._handed_out(value, snapshot, blobs)
         self.codec.release()
-        return {"error": error, "stdout": out.getvalue()[-20000:], "bound": bound,
+        return {"error": error, "stdout": out.getvalue(), "bound": bound,
                 "refused": list(self.refusals)}, blobs
 
     def _handed_out(self, value: Any, snapshot: dict, blobs: list) -> dict:
@@ -330,11 +347,12 @@ class Session:
         self.refusals.clear()
         seen, error = None, None
         try:
-            if forbidden is None:
-                run(*args)
-            else:
-                with self._stand_ins(forbidden):
-                    _, seen, error = self.guard.watch(run, tuple(args), forbidden)
+            with contextlib.redirect_stdout(_Tail()), contextlib.redirect_stderr(_Tail()):
+                if forbidden is None:
+                    run(*args)
+                else:
+                    with self._stand_ins(forbidden):
+                        _, seen, error = self.guard.watch(run, tuple(args), forbidden)
         except BaseException as exc:  # noqa: BLE001 - the learner's failure is reported
             error = exc
         finally:
