@@ -60,9 +60,10 @@ QUESTIONS = [
         "ch8-array-layer", U, 4,
         "A pointwise (1×1, stride 1) convolution runs in INT8 on a {r}×{r} weight-stationary array at {ghz} GHz with "
         "{gbs} GB/s of DRAM bandwidth. Its GEMM, in chapter 5's convention, has M = {m} output pixels, N = {n} "
-        "filters and K = {k} input channels, so A (M×K) is the layer's input tensor itself. Taking the longer of its "
-        "array cycles (chapter 5's count) and its compulsory INT8 bytes (input, weights and output, each moved "
-        "once) over the bandwidth, how many µs does it take at least? (Three decimals.)",
+        "filters and K = {k} input channels, so A (M×K) is the layer's input tensor itself. Taking the longer of "
+        "two times, its array cycles (chapter 5's count) at the clock and its compulsory INT8 bytes (input, "
+        "weights and output, each moved once) over the bandwidth, how many µs does it take at least? "
+        "(Three decimals.)",
         dict(m=16, n=128, k=64, r=32, ghz=1.0, gbs=136.5),
         _array_us,
         lambda m, n, k, r, ghz, gbs, answer: (

@@ -107,10 +107,10 @@ QUESTIONS = [
         pointer=POWERS),
     numeric(
         "pre-address-bits", U, 3,
-        "How many address bits are needed to give each byte of a {kib} KiB memory its own address?",
+        "How many address bits are needed to give each byte of a {kib:,} KiB memory its own address?",
         dict(kib=4),
         lambda kib: math.log2(kib * 1024),
-        lambda kib, answer: f"{kib} KiB = 2^{int(math.log2(kib * 1024))} bytes: {fmt(answer)} bits.",
+        lambda kib, answer: f"{kib:,} KiB = 2^{int(math.log2(kib * 1024))} bytes: {fmt(answer)} bits.",
         lambda rng: dict(kib=int(2 ** rng.integers(0, 21))),
         pointer=POWERS),
     numeric(

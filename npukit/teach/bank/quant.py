@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .core import choice, fmt, numeric, short
+from .core import choice, fmt, numeric, plural, short
 
 U = "6"
 
@@ -166,12 +166,12 @@ QUESTIONS = [
     numeric(
         "ch6-channel-levels", U, 1,
         "A weight tensor has two output channels, one with values spread over [−1, 1], one over [−{r}, {r}]. With "
-        "one symmetric int8 scale for the whole tensor (s = max|w|/127), how many distinct levels does the small "
+        "one symmetric int8 scale for the whole tensor (s = max|w|/127), how many distinct levels do the small "
         "channel's quantized values use?",
         dict(r=0.01),
         lambda r: 2 * round(127 * r) + 1,
-        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = {round(127 * r)} level(s) "
-                           f"either side of 0: {fmt(answer)} levels. With a scale per channel it would use all 255."),
+        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = "
+                           f"{plural(round(127 * r), 'level')} either side of 0: {fmt(answer)} levels. With a scale per channel it would use all 255."),
         lambda rng: dict(r=float(rng.choice([0.01, 0.02, 0.03, 0.05, 0.1, 0.2]))),
         mistakes=[(lambda r: 255, "That is per channel: each channel gets its own scale and all 255 levels.")],
         source="ex-ch6-channel"),

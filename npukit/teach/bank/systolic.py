@@ -103,7 +103,7 @@ QUESTIONS = [
         source="ex-ch5-tops"),
     numeric(
         "ch5-depthwise-per-channel", U, 3,
-        "A depthwise 3×3 layer with {ch} channels and a {o}×{o} output runs per channel (one GEMM of "
+        "A depthwise 3×3 layer with {ch} channels, whose output is {o}×{o} pixels per channel, runs per channel (one GEMM of "
         "M = {o}², N = 1, K = 9 per channel, back to back) on a {r}×{r} weight-stationary array. How many cycles does "
         "the array run for the layer?",
         dict(ch=64, o=4, r=32),

@@ -69,8 +69,8 @@ QUESTIONS = [
         source="ex-ch1-strides"),
     numeric(
         "ch1-f-stride", U, 1,
-        "A `{dtype}` array of shape `{shape}` is stored F-contiguous (F order, column-major). What is its stride "
-        "along the last axis, in bytes?",
+        "An array of shape `{shape}` and dtype `{dtype}` is stored F-contiguous (F order, column-major). What is "
+        "its stride along the last axis, in bytes?",
         dict(shape=(8, 32, 32, 3), dtype="float16"),
         lambda shape, dtype: _ITEMSIZE[dtype] * math.prod(shape[:-1]),
         lambda shape, dtype, answer: (f"In F order the first axis steps by one itemsize and each later axis steps "
