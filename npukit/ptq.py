@@ -328,7 +328,7 @@ class _QDQWriter:
         """QuantizeLinear → DequantizeLinear on activation ``t``; later readers read ``t.dq``."""
         p = self.act[t]
         s = self.const(f"{t}.scale", np.asarray(p.scale, np.float32))
-        z = self.const(f"{t}.zero_point", np.asarray(p.zero_point, np.uint8))
+        z = self.const(f"{t}.zero_point", np.asarray(_uint8_zero_point(t, p).zero_point, np.uint8))
         self.node("QuantizeLinear", [t, s, z], f"{t}.q", f"{t}.quantize")
         self.node("DequantizeLinear", [f"{t}.q", s, z], f"{t}.dq", f"{t}.dequantize")
         self.rename[t] = f"{t}.dq"
@@ -354,6 +354,15 @@ class _QDQWriter:
         return inputs
 
 
+def _uint8_zero_point(t: str, p: QParams) -> QParams:
+    """A fixed quantizer whose zero point is one integer in [0, 255] (it is stored as uint8, which would wrap)."""
+    z = np.asarray(p.zero_point)
+    if z.size != 1 or z.dtype.kind not in "iuf" or z.dtype == bool or not float(z.ravel()[0]).is_integer() \
+            or not 0 <= float(z.ravel()[0]) <= 255:
+        raise ValueError(f"fixed[{t!r}] must have one integer zero point in [0, 255] (uint8), got {p.zero_point!r}")
+    return p
+
+
 def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
     """Check ``to_qdq``'s ``fixed``: known quantizers for some of the calibrated tensors."""
     if fixed is not None and not isinstance(fixed, dict):
@@ -361,6 +370,9 @@ def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
     for t, p in (fixed or {}).items():
         if t not in act or not isinstance(p, QParams):
             raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
+        if p.dtype != "uint8" or np.size(p.scale) != 1:  # written as a uint8, per-tensor Q/DQ pair
+            raise ValueError(f"fixed[{t!r}] must be a per-tensor uint8 QParams (activations are uint8), "
+                             f"got {p.dtype} with {np.size(p.scale)} scale(s)")
     return dict(fixed or {})
 
 
