@@ -526,7 +526,8 @@ FORGERIES = {
     "a closure": ("def outer():\n    value = 0.085\n    return lambda clipped: value\nmy_prediction = outer()\n",
                   "plain function"),
     "running the experiment": ("def my_prediction(clipped):\n    from npukit import ptq\n    return 0.0\n",
-                               "npukit"),
+                               "import"),
+    "importing math": ("def my_prediction(clipped):\n    import math\n    return math.exp(clipped) - 1\n", "import"),
 }
 
 
@@ -537,4 +538,4 @@ def test_a_prediction_that_reads_the_notebook_or_measures_is_refused(forgery):
     ns = {"np": np, "measured_drop": 0.085}
     exec(code, ns)
     msg = _fails(teach.check_calibration_prediction, ns["my_prediction"], _lab_drop())
-    assert named in msg and ("may use only" in msg or "plain function" in msg), msg
+    assert named in msg and any(w in msg for w in ("may use only", "plain function", "may not import")), msg

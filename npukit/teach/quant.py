@@ -483,6 +483,15 @@ def _names_used(code: Any) -> set[str]:
     return names
 
 
+def _imports(code: Any) -> bool:
+    """True if ``code`` (or a function or comprehension inside it) imports a module."""
+    import dis
+    import types
+
+    return any(i.opname in ("IMPORT_NAME", "IMPORT_FROM") for i in dis.get_instructions(code)) or any(
+        _imports(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
 def _pure(fn: Callable[[float], Any]) -> Callable[[float], Any]:
     """``fn`` as a function of its argument only: a prediction may not read the notebook (or the measurement).
 
@@ -501,6 +510,9 @@ def _pure(fn: Callable[[float], Any]) -> Callable[[float], Any]:
     if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
         raise CheckFailed("prediction: write my_prediction as a plain function of `clipped` (def my_prediction"
                           "(clipped): ..., no default values, nothing from around it) that returns your number")
+    if _imports(fn.__code__):
+        raise CheckFailed("prediction: my_prediction may not import anything (np and math are there); predict from "
+                          "the share clipped")
     other = sorted(_names_used(fn.__code__) - _allowed_names())
     if other:
         raise CheckFailed(f"prediction: my_prediction may use only its argument, numbers, math, NumPy's arithmetic "
@@ -589,6 +601,9 @@ def check_calibration_prediction(fn: Callable[[float], Any], measured_drop: floa
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
     if isinstance(measured_drop, bool) or not isinstance(measured_drop, (int, float, np.integer, np.floating)):
         raise TypeError(f"measured_drop must be the number the measurement cell computed, got {measured_drop!r}")
+    if not np.isfinite(measured_drop):
+        raise ValueError(f"measured_drop must be a finite number (the drop the measurement cell computed), got "
+                         f"{measured_drop!r}")
     n_images = _check.integer(n_images, "n_images", minimum=1)
     if n_images > 2000:
         raise ValueError(f"n_images must be at most 2000 (the held-out draw), got {n_images}")
