@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 from .graphs import MachineSpec
-from .systolic import Estimate, estimate
-
-if TYPE_CHECKING:
-    from . import tally
+from .systolic import DATAFLOWS, Estimate, estimate
 
 __all__ = [
     "Layer",
@@ -47,6 +44,7 @@ __all__ = [
     "peak_tops",
     "array_machine",
     "dram_bytes",
+    "resident_bytes",
     "feed_addresses",
     "bank_conflicts",
     "fold_timeline",
@@ -93,6 +91,10 @@ class Layer:
             _check.integer(getattr(self, attr), attr, minimum=1)
         for attr in ("macs", "inputs", "weights"):
             _check.integer(getattr(self, attr), attr, minimum=0)
+        _check.text(self.kind, "kind")
+        if self.macs > self.count * self.M * self.N * self.K:
+            raise ValueError(f"macs must be at most count·M·N·K = {self.count * self.M * self.N * self.K:,} "
+                             f"(the useful part of the GEMMs' work), got {self.macs:,}")
         defaults = {"macs": self.count * self.M * self.N * self.K, "inputs": self.count * self.M * self.K,
                     "weights": self.count * self.K * self.N}
         for attr, value in defaults.items():
@@ -195,6 +197,8 @@ def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-c
     if not isinstance(depthwise, str):
         raise TypeError(f"depthwise must be a string, 'per-channel' or 'dense'; got {type(depthwise).__name__}")
     _check.one_of(depthwise, "depthwise", ("per-channel", "dense"))
+    if net is not None:  # an ONNX model has no .layers: summarise the CameraNet it came from
+        _check.instance(net, "net", models.CameraNet, "models.CameraNet (or None for the default one)")
     net = models.CameraNet() if net is None else net
     by_name = {layer.name: layer for layer in net.layers}
     out = []
@@ -227,6 +231,20 @@ class LayerEstimate:
     cycles: int
     utilization: float
 
+    def __post_init__(self) -> None:
+        _check.instance(self.layer, "layer", Layer, "accelerator.Layer")
+        _check.instance(self.estimate, "estimate", Estimate, "systolic.Estimate")
+        e = self.estimate
+        if (e.M, e.N, e.K) != (self.layer.M, self.layer.N, self.layer.K):
+            raise ValueError(f"estimate must be of the layer's GEMM {(self.layer.M, self.layer.N, self.layer.K)}, "
+                             f"got {(e.M, e.N, e.K)}")
+        if _check.integer(self.cycles, "cycles", minimum=1) != self.layer.count * e.cycles:
+            raise ValueError(f"cycles must be count × the estimate's cycles = {self.layer.count * e.cycles}, "
+                             f"got {self.cycles}")
+        want = self.layer.macs / (e.rows * e.cols * self.cycles)
+        if not np.isclose(_check.real(self.utilization, "utilization"), want, rtol=1e-9, atol=0):
+            raise ValueError(f"utilization must be macs / (PEs × cycles) = {want}, got {self.utilization}")
+
 
 @dataclass(frozen=True)
 class ModelTable:
@@ -236,6 +254,17 @@ class ModelTable:
     cols: int
     dataflow: str
     layers: tuple[LayerEstimate, ...]
+
+    def __post_init__(self) -> None:
+        R, C = _array(self.rows, self.cols)
+        _check.one_of(self.dataflow, "dataflow", DATAFLOWS)
+        layers = _check.sequence(self.layers, "layers", min_length=1)
+        for i, x in enumerate(layers):
+            _check.instance(x, f"layers[{i}]", LayerEstimate, "accelerator.LayerEstimate")
+            if (x.estimate.rows, x.estimate.cols, x.estimate.dataflow) != (R, C, self.dataflow):
+                raise ValueError(f"layers[{i}] must be estimated on this {R}×{C} {self.dataflow} array, got "
+                                 f"{x.estimate.rows}×{x.estimate.cols} {x.estimate.dataflow}")
+        object.__setattr__(self, "layers", layers)
 
     @property
     def cycles(self) -> int:
@@ -406,12 +435,14 @@ def array_machine(rows: int, cols: int, clock_hz: float, dram_bandwidth: float) 
 def dram_bytes(layer: Layer, itemsize: int = 1, out_itemsize: int | None = None) -> int:
     """Compulsory DRAM bytes of a layer: its input, its weights and its output, each tensor once.
 
-    What an array must still move from and to DRAM when its SRAM holds what
-    the folds reuse: the window of input rows a convolution's im2col reads
-    many times, the weights, the partial sums (which stay on chip, beside
-    the array). This is chapter 3's ``graphs.op_counts`` convention: the
-    im2col matrix, which repeats each input pixel up to ``k²`` times, is
-    built on chip and never crosses DRAM.
+    What an array must still move from and to DRAM when its SRAM holds
+    everything the folds reuse (:func:`resident_bytes` says how much that is
+    under SCALE-Sim's weight-stationary schedule: the input, while folds
+    stream it again, and the 32-bit partial sums, while the folds of ``K``
+    add up). This is chapter 3's ``graphs.op_counts`` convention: the im2col
+    matrix, which repeats each input pixel up to ``k²`` times, is built on
+    chip and never crosses DRAM, and an INT8 layer writes its requantized
+    output, one byte per element.
 
     Parameters
     ----------
@@ -449,6 +480,72 @@ def dram_bytes(layer: Layer, itemsize: int = 1, out_itemsize: int | None = None)
     return (layer.inputs + layer.weights) * isz + layer.outputs * osz
 
 
+def resident_bytes(layer: Layer, rows: int, cols: int, *, itemsize: int = 1,
+                   acc_itemsize: int = 4) -> tuple[int, int]:
+    """On-chip bytes a weight-stationary layer must keep for :func:`dram_bytes` to hold.
+
+    SCALE-Sim 3 runs a weight-stationary layer's folds with the folds of
+    ``N`` (the array's columns) in the outer loop and the folds of ``K``
+    (its rows) inside, and every fold streams all ``M`` rows of ``A``
+    (``systolic_compute_ws.py``). Reading each tensor from DRAM once then
+    needs, for each of the layer's ``count`` GEMMs in turn:
+
+    * its input, if two folds use the same input element: there are several
+      folds of ``N`` (each streams ``A`` again), or several folds of ``K``
+      and ``A`` repeats input elements (``M·K`` more than the GEMM's input
+      elements: a window larger than 1×1). The whole input tensor is
+      counted, an upper bound: the elements live across a fold boundary are
+      fewer (edge pixels, and pixels a stride skips or uses once; about half
+      of them for a small 3×3/2 layer). Otherwise a few rows of the input at
+      a time suffice, and they are not counted here;
+    * the partial sums of one fold of ``N``, ``M × min(N, cols)``
+      accumulators, if there are several folds of ``K`` to add up.
+
+    The weights pass through once, a tile per fold, and are not counted.
+
+    Parameters
+    ----------
+    layer : Layer
+        The layer (its ``M``, ``N``, ``K``, ``count`` and ``inputs``).
+    rows, cols : int
+        Array size.
+    itemsize : int
+        Bytes per input element (1 for INT8).
+    acc_itemsize : int
+        Bytes per partial sum (4: INT32 accumulators).
+
+    Returns
+    -------
+    tuple of int
+        ``(input bytes, partial-sum bytes)`` kept on chip at once.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not a :class:`Layer`, or the array size or an
+        itemsize is not a positive integer.
+
+    Examples
+    --------
+    >>> stem = resnet18_layers()[0]               # 7×7/2, K = 147: two folds of K on 128 rows
+    >>> resident_bytes(stem, 128, 128)            # 3×224×224 input, 12,544 × 64 sums of 4 bytes
+    (150528, 3211264)
+    >>> resident_bytes(Layer("1×1, 64→64", M=100, N=64, K=64, inputs=6400), 128, 128)   # one fold
+    (0, 0)
+    """
+    if not isinstance(layer, Layer):
+        raise TypeError(f"layer must be an accelerator.Layer, got {type(layer).__name__}")
+    R, C = _array(rows, cols)
+    isz = _check.integer(itemsize, "itemsize", minimum=1)
+    asz = _check.integer(acc_itemsize, "acc_itemsize", minimum=1)
+    e = estimate(layer.M, layer.N, layer.K, R, C, "ws")
+    per_gemm = -(-layer.inputs // layer.count)
+    repeats = layer.M * layer.K > per_gemm
+    keep_input = e.col_folds > 1 or (e.row_folds > 1 and repeats)
+    psums = layer.M * min(layer.N, C) * asz if e.row_folds > 1 else 0
+    return (per_gemm * isz if keep_input else 0), psums
+
+
 def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarray:
     """SRAM word addresses the left edge of a weight-stationary array reads, cycle by cycle.
 
@@ -476,6 +573,7 @@ def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarr
     K = _check.integer(K, "K", minimum=1)
     R = _check.integer(rows, "rows", minimum=1)
     ld = K if ld is None else _check.integer(ld, "ld", minimum=1)
+    _check.allocation(8 * 3 * (M + R) * R, "M and rows")  # int64 (M + rows - 1) × rows addresses, and temporaries
     if ld < K:
         raise ValueError(f"ld must be >= K = {K} (a row of A must fit), got {ld}")
     t = np.arange(M + R - 1)[:, None]
@@ -520,7 +618,9 @@ def bank_conflicts(addresses: np.ndarray, banks: int) -> int:
     if addresses.ndim != 2 or addresses.dtype.kind not in "iu":
         raise ValueError(f"addresses must be a 2-D integer array (cycles, ports), got {addresses.dtype} "
                          f"{addresses.shape}")
-    banks = _check.integer(banks, "banks", minimum=1)
+    banks = _check.integer(banks, "banks", minimum=1, maximum=2**20)
+    if addresses.size and addresses.min() < -1:  # -1 is an idle port; another negative is no address
+        raise ValueError(f"addresses must be word addresses >= 0 (or -1 for an idle port), got {addresses.min()}")
     extra = 0
     for row in addresses:
         hit = row[row >= 0] % banks
@@ -575,6 +675,7 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
         raise TypeError(f"est must be a systolic.Estimate, got {type(est).__name__}")
     bw = _check.positive(dram_bytes_per_cycle, "dram_bytes_per_cycle")
     isz = _check.integer(itemsize, "itemsize", minimum=1)
+    double_buffer = _check.boolean(double_buffer, "double_buffer")
     if est.dataflow == "os":
         elements = est.stream * (est.rows + est.cols)
     else:
@@ -591,7 +692,7 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
 # ---- numbers so far -----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 5's rows of the "numbers so far" table: CameraNet on a systolic array.
 
     Follows the contract of :mod:`npukit.tally`: CameraNet's layers
@@ -605,19 +706,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.chapter for r in numbers(tally.Context())]
     [5, 5, 5]
     """
-    from . import tally
     from .gemm import largest_pointwise
 
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     t = model_table(cameranet_layers(ctx.net), 32, 32, "ws")
     name, (M, N, K) = largest_pointwise(ctx.net)        # chapter 4's (M = c_out, N = pixels)
     big = estimate(N, M, K, 128, 128, "ws")               # here: M = pixels, N = filters
     return [
-        tally.Row(5, "CameraNet, batch 1, on a 32×32 weight-stationary array (depthwise per channel)",
-                  f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
-        tally.Row(5, f"{name}, batch 1, on a 128×128 array (WS)",
+        _tally.Row(5, "CameraNet, batch 1, on a 32×32 weight-stationary array (depthwise per channel)",
+                   f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
+        _tally.Row(5, f"{name}, batch 1, on a 128×128 array (WS)",
                   f"{big.cycles:,} cycles, utilization {big.utilization:.2%}", "npukit.systolic.estimate"),
-        tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
+        _tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
                   f"{peak_tops(128, 128, 1e9):.1f} TOPS", "npukit.accelerator.peak_tops"),
     ]

@@ -18,16 +18,14 @@ See chapter 6, "Quantization" (chapters/06_quant.md).
 from __future__ import annotations
 
 import numbers as _numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 from .qarith import _attrs, _conv, _graph, integer_forward
 from .quant import QParams, _float32, _from_range, _mse_clip, choose_qparams, qrange
-
-if TYPE_CHECKING:
-    from . import tally
 
 __all__ = [
     "Observer",
@@ -70,7 +68,7 @@ class Observer:
     def __init__(self, method: str = "minmax", *, percentile: float = 99.99, bins: int = 2048) -> None:
         self.method = _check.one_of(method, "method", _METHODS)
         self.percentile = _percentile(percentile)
-        self.bins = _check.integer(bins, "bins", minimum=64)
+        self.bins = _check.integer(bins, "bins", minimum=64, maximum=2**20)
         if self.bins % 2:
             raise ValueError(f"bins must be even, got {bins}")
         self.lo, self.hi, self.count = np.inf, -np.inf, 0
@@ -109,8 +107,7 @@ class Observer:
             If no batch was added.
         """
         qrange(dtype)
-        if not isinstance(symmetric, bool):
-            raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+        symmetric = _check.boolean(symmetric, "symmetric")
         if self.count == 0:
             raise ValueError("the observer has seen no data: call update(batch) first (calibration data is empty)")
         if self.method == "minmax":
@@ -188,7 +185,8 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
     >>> bool(np.allclose(env["logits"], net(images), atol=1e-4))
     True
     """
-    graph, inits = _graph(model)
+    graph, inits = _graph(_walkable(model))
+    _images_fit(graph, _float32(images, "images"), "images")
     env = {graph.input[0].name: _float32(images, "images")}
     for node in graph.node:
         if node.op_type not in _FLOAT_OPS:
@@ -210,6 +208,15 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
             y = x @ (w.T if a.get("transB", 0) else w) + inits[node.input[2]]
         env[node.output[0]] = y.astype(np.float32)
     return env
+
+
+def _images_fit(graph: Any, images: np.ndarray, name: str) -> None:
+    """Refuse a batch that is not (n ≥ 1, C, H, W) with the model input's C, H, W (where they are static)."""
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in graph.input[0].type.tensor_type.shape.dim]
+    if images.ndim != 4 or len(images) == 0 or len(dims) != 4 or any(
+            d is not None and d != n for d, n in zip(dims[1:], images.shape[1:])):
+        want = ", ".join("?" if d is None else str(d) for d in dims[1:])
+        raise ValueError(f"{name} must be a non-empty batch of shape (n, {want}), got {images.shape}")
 
 
 # ---- calibration ----------------------------------------------------------------------------
@@ -281,6 +288,7 @@ def calibrate(model: Any, calibration_data: np.ndarray, *, method: str = "minmax
     if len(data) == 0:
         raise ValueError("calibration_data must hold at least one input")
     _check.finite(data, "calibration_data")
+    _images_fit(_graph(_walkable(model))[0], data, "calibration_data")
     batch = _check.integer(batch, "batch", minimum=1)
     keep_float = _keep_float(model, keep_float)
     observers = {t: Observer(method, percentile=percentile) for t in _activation_edges(model, keep_float)}
@@ -328,7 +336,7 @@ class _QDQWriter:
         """QuantizeLinear → DequantizeLinear on activation ``t``; later readers read ``t.dq``."""
         p = self.act[t]
         s = self.const(f"{t}.scale", np.asarray(p.scale, np.float32))
-        z = self.const(f"{t}.zero_point", np.asarray(_uint8_zero_point(t, p).zero_point, np.uint8))
+        z = self.const(f"{t}.zero_point", np.asarray(p.zero_point, np.uint8))
         self.node("QuantizeLinear", [t, s, z], f"{t}.q", f"{t}.quantize")
         self.node("DequantizeLinear", [f"{t}.q", s, z], f"{t}.dq", f"{t}.dequantize")
         self.rename[t] = f"{t}.dq"
@@ -352,15 +360,6 @@ class _QDQWriter:
             bq = np.clip(np.rint(b / sb), -2**31, 2**31 - 1).astype(np.int32)
             inputs[2] = self.dequantized(node.input[2], bq, sb, np.zeros(sb.shape, np.int32))
         return inputs
-
-
-def _uint8_zero_point(t: str, p: QParams) -> QParams:
-    """A fixed quantizer whose zero point is one integer in [0, 255] (it is stored as uint8, which would wrap)."""
-    z = np.asarray(p.zero_point)
-    if z.size != 1 or z.dtype.kind not in "iuf" or z.dtype == bool or not float(z.ravel()[0]).is_integer() \
-            or not 0 <= float(z.ravel()[0]) <= 255:
-        raise ValueError(f"fixed[{t!r}] must have one integer zero point in [0, 255] (uint8), got {p.zero_point!r}")
-    return p
 
 
 def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
@@ -422,9 +421,8 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     import onnx
     from onnx import helper
 
-    graph, inits = _graph(model)
-    if not isinstance(per_channel, bool):
-        raise TypeError(f"per_channel must be True or False, got {per_channel!r}")
+    graph, inits = _graph(_walkable(model))
+    per_channel = _check.boolean(per_channel, "per_channel")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
     act.update(_fixed(fixed, act))
@@ -458,16 +456,15 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     return result
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 6's rows of the "numbers so far" table: CameraNet in INT8.
 
-    Follows the contract of :mod:`npukit.tally`, with chapter 6's
-    conventions: ``ctx.model`` with BatchNorm folded, calibrated min–max on
-    the 128 images of ``shapes_dataset(128, seed=7)`` (the model chapter 8
-    deploys), run with :func:`npukit.qarith.integer_forward` on the first 500
-    images of the held-out draw ``shapes_dataset(2000, seed=HELDOUT_SEED)``;
-    weight bytes are every initializer of the QDQ model, against every
-    initializer (weights and biases) of the folded float32 model.
+    Follows the contract of :mod:`npukit.tally`: ``ctx.qdq``, CameraNet
+    with BatchNorm folded and calibrated min–max on 128 images of
+    ``shapes_dataset(seed=7)`` (chapter 8's INT8 model, from the build's store
+    for the shipped network), its weight bytes as deployed
+    (``ctx.weight_bytes``), and :func:`npukit.qarith.integer_forward` on the
+    first 500 images of the held-out draw (``ctx.heldout``).
 
     See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
@@ -477,27 +474,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.quantity for r in numbers(tally.Context())][0]
     'weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)'
     """
-    from onnx import numpy_helper
-
-    from . import rewrites, tally
-    from .data import shapes_dataset
-    from .train import HELDOUT_SEED
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     n = 500
-    folded = rewrites.fold_batchnorm(ctx.model)
-    qdq = to_qdq(folded, shapes_dataset(128, seed=7)[0])
-    images, labels = (a[:n] for a in shapes_dataset(2000, seed=HELDOUT_SEED))
-    q_logits, f_logits = integer_forward(qdq, images), ctx.net(images)
-    w = {label: int(sum(numpy_helper.to_array(t).nbytes for t in m.graph.initializer))
-         for label, m in (("FP32", folded), ("INT8", qdq))}
+    images, labels = (a[:n] for a in ctx.heldout)
+    q_logits, f_logits = integer_forward(ctx.qdq, images), ctx.net(images)
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
+    w = ctx.weight_bytes
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
-                  f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
-                  "initializers of npukit.ptq.to_qdq's model and of the folded float model"),
-        tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
-                  f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
+        _tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
+                   f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
+                   "initializers of npukit.ptq.to_qdq's model (npukit.shared.weight_bytes)"),
+        _tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
+                   f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
     ]

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import _check
+from .graphs import _walkable
 from .quant import DTYPES, _float32, quantize
 
 __all__ = [
@@ -77,6 +78,8 @@ def quantize_multiplier(real: Any) -> tuple[Any, Any]:
     """
     if isinstance(real, bool) or not isinstance(real, (_numbers.Real, np.ndarray)):
         raise TypeError(f"real must be a positive number or array, got {type(real).__name__}")
+    if isinstance(real, np.ndarray):
+        _check.real_array(real, "real")  # complex would drop its imaginary part, bool would be 1.0
     r = np.asarray(real, dtype=np.float64)
     if not (np.all(np.isfinite(r)) and np.all(r > 0) and np.all(r < 2.0**31)):
         raise ValueError(f"real must be finite, > 0 and < 2**31, got {r.ravel()[:4]}")
@@ -185,6 +188,14 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     if m0.dtype.kind not in "iu" or n.dtype.kind not in "iu":
         raise TypeError("multiplier and shift must be integers (from quantize_multiplier)")
     m0, n = m0.astype(np.int64), n.astype(np.int64)
+    for arr, what in ((m0, "multiplier"), (n, "shift"), (np.asarray(zero_point), "zero_point")):
+        try:
+            if (arr.size == 0 or np.broadcast_shapes(arr.shape, acc.shape) != acc.shape
+                    or (arr.size > 1 and arr.ndim != acc.ndim)):  # (C,) against (N, C, H, W) would scale along W
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{what} must be one value or have acc's {acc.ndim} axes and broadcast against its "
+                             f"shape {acc.shape} (one per channel: shape (1, C, 1, 1)), got shape {arr.shape}") from None
     if m0.size and (m0.min() < 2**30 or m0.max() >= 2**31):
         raise ValueError(f"multiplier must be in [2**30, 2**31) (M0 in [0.5, 1) as int32), got {m0.ravel()[:4]}")
     if n.size and n.min() < -31:
@@ -211,6 +222,12 @@ def _int_operand(q: Any, name: str) -> np.ndarray:
     if q.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got {q.dtype}")
     return q
+
+
+def _int_range(q: np.ndarray) -> tuple[int, int]:
+    """The range of an integer operand's dtype: a zero point must be a value of that type."""
+    info = np.iinfo(q.dtype)
+    return int(info.min), int(info.max)
 
 
 def _exact_int32(total: np.ndarray, what: str) -> np.ndarray:
@@ -243,6 +260,8 @@ def qmatmul(a: np.ndarray, a_zero_point: Any, b: np.ndarray, b_zero_point: Any =
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"a and b must be 2-D with a.shape[1] == b.shape[0], got {a.shape} and {b.shape}")
     za = _check.integer(a_zero_point, "a_zero_point")
+    _check.zero_point(za, "a_zero_point", *_int_range(a), f"a's dtype {a.dtype}")
+    _check.zero_point(b_zero_point, "b_zero_point", *_int_range(b), f"b's dtype {b.dtype}")
     zb = np.asarray(b_zero_point)
     if zb.dtype.kind not in "iu" or zb.size not in (1, b.shape[1]) or zb.ndim > 1:
         raise ValueError(f"b_zero_point must be an integer or one integer per column of b ({b.shape[1]}), "
@@ -309,8 +328,13 @@ def qconv(x: np.ndarray, x_zero_point: Any, w: np.ndarray, w_zero_point: Any = 0
     """
     x, w = _int_operand(x, "x"), _int_operand(w, "w")
     x_zero_point = _check.integer(x_zero_point, "x_zero_point")
+    _check.zero_point(x_zero_point, "x_zero_point", *_int_range(x), f"x's dtype {x.dtype}")
+    _check.zero_point(w_zero_point, "w_zero_point", *_int_range(w), f"w's dtype {w.dtype}")
     stride, pad = _check.integer(stride, "stride", minimum=1), _check.integer(pad, "pad", minimum=0)
     groups = _check.integer(groups, "groups", minimum=1)
+    if x.ndim == 4 and w.ndim == 4:  # the float64 padded input and its windows, before NumPy tries
+        hp, wp = x.shape[2] + 2 * pad, x.shape[3] + 2 * pad
+        _check.allocation(8 * x.shape[0] * x.shape[1] * hp * wp * max(1, w.shape[2] * w.shape[3] // stride**2), "pad")
     if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
         raise ValueError(f"x (N, C, H, W) and w (M, C/groups, k, k) do not fit with groups={groups}: "
                          f"{x.shape}, {w.shape}")
@@ -465,10 +489,9 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     >>> float((logits.argmax(1) == net(images).argmax(1)).mean())
     1.0
     """
-    graph, inits = _graph(qdq_model)
+    graph, inits = _graph(_walkable(qdq_model, "qdq_model"))
     images = _float32(images, "images")
-    if not isinstance(record, bool):
-        raise TypeError(f"record must be True or False, got {record!r}")
+    record = _check.boolean(record, "record")
     if images.ndim != 4 or len(images) == 0:
         raise ValueError(f"images must be a non-empty (n, C, H, W) batch, got shape {images.shape}")
     logits, acts = [], []

@@ -292,6 +292,8 @@ def fake_quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str =
     ([3, 5, 5], [4, 4, 6])
     """
     x = _float32(x, "x")
+    if zero_point is None:  # the default is 0, as an int: None is not a zero point here
+        raise TypeError("zero_point must be an integer in the type's range, got None")
     if np.size(scale) != 1 or np.size(zero_point) != 1:
         raise ValueError("scale and zero_point must be per-tensor (one number each)")
     s, z, lo, hi, store = _params(x.shape, scale, zero_point, dtype, 0, 0)
@@ -326,10 +328,21 @@ class QParams:
     axis: int | None = None
 
     def __post_init__(self) -> None:
-        qrange(self.dtype)
+        lo, hi = qrange(self.dtype)
+        if isinstance(self.scale, (bool, np.bool_)) or not isinstance(self.scale, (_numbers.Real, np.ndarray)):
+            raise TypeError(f"scale must be a positive number or a float array, got {type(self.scale).__name__}")
         s = np.asarray(self.scale)
-        if s.dtype.kind not in "fiu" or not (np.all(np.isfinite(s)) and np.all(s > 0)):
-            raise ValueError(f"scale must be finite and > 0, got {s.ravel()[:4]}")
+        with np.errstate(over="ignore"):
+            s32 = s.astype(np.float32) if s.dtype.kind in "fiu" else s
+        if s.dtype.kind not in "fiu" or s.size == 0 or not (np.all(np.isfinite(s32)) and np.all(s > 0)):
+            raise ValueError(f"scale must be finite (as float32) and > 0, got {s.ravel()[:4]}")
+        z = _check.zero_point(self.zero_point, "zero_point", lo, hi, f"dtype {self.dtype}")
+        if z.shape != s.shape and not (z.size == 1 and s.size == 1):
+            raise ValueError(f"zero_point must have the shape of scale {s.shape}, got {z.shape}")
+        if self.axis is not None:
+            _check.integer(self.axis, "axis")
+        elif s.size > 1:
+            raise ValueError(f"axis must be given for {s.size} scales (per channel); None means one scale per tensor")
 
     def quantize(self, x: np.ndarray) -> np.ndarray:
         """:func:`quantize` with these parameters."""
@@ -409,16 +422,15 @@ def _range(x: Any, axis: int | None, grid: tuple[int, int], symmetric: Any, meth
     """Check the arguments; the [lo, hi] of ``method`` for data ``x`` on ``grid``, with kept dimensions."""
     x = _check.float_data(x, "x")
     _check.one_of(method, "method", _METHODS)
-    if not isinstance(symmetric, bool):
-        raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+    symmetric = _check.boolean(symmetric, "symmetric")
+    if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
+        raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
     axes = _reduce_axes(x, axis)
     x = x.astype(np.float64)
     if method == "minmax":
         return x.min(axis=axes, keepdims=True), x.max(axis=axes, keepdims=True)
     if method == "mse":
         return _mse_clip(x, axes, grid, symmetric)
-    if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
-        raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
     if symmetric:
         hi = np.percentile(np.abs(x), percentile, axis=axes, keepdims=True)
         return -hi, hi
@@ -566,6 +578,7 @@ def to_float(x: np.ndarray, fmt: str, *, saturate: bool = False) -> np.ndarray:
         raise TypeError(f"x must be float32, got {x.dtype}")
     if not isinstance(fmt, str):
         raise TypeError(f"fmt must be a format name such as 'bfloat16', got {type(fmt).__name__}")
+    saturate = _check.boolean(saturate, "saturate")  # "False" is a true string
     mbits, emin, largest, overflow = FLOAT_FORMATS[_check.one_of(fmt, "fmt", tuple(FLOAT_FORMATS))]
     with np.errstate(invalid="ignore", over="ignore"):          # signalling NaNs warn when cast
         a = x.astype(np.float64)
@@ -607,7 +620,7 @@ def to_bfloat16(x: np.ndarray) -> np.ndarray:
 
 
 def _pair(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    x, y = _check.as_array(x, "x"), _check.as_array(y, "y")
+    x, y = _check.real_array(x, "x"), _check.real_array(y, "y")  # complex would lose its imaginary part
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
     if x.size == 0:

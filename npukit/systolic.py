@@ -42,6 +42,7 @@ See chapter 5, "Systolic arrays" (chapters/05_systolic.md).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,8 @@ DATAFLOWS: tuple[str, ...] = ("os", "ws", "is")
 
 #: Largest trace :func:`simulate` records (cycles × PEs).
 TRACE_LIMIT = 2_000_000
+#: Most PE-cycles :func:`simulate` steps through (a 32×32 array on a 256³ GEMM is 23 million, about 2 s).
+SIMULATE_LIMIT = 250_000_000
 
 #: SCALE-Sim 3.0.0's own numbers for small GEMM and conv layers on six arrays, every dataflow
 #: (written by ``make scalesim-reference``; the tests, the chapter and lab 5's checker read it).
@@ -114,6 +117,17 @@ class Mapping:
     stream: int
     names: tuple[str, str, str]
     stationary: str
+
+    def __post_init__(self) -> None:
+        want = {"os": (("M", "N", "K"), "C"), "ws": (("K", "N", "M"), "B"), "is": (("K", "M", "N"), "A")}
+        names, stationary = want[_dataflow(self.dataflow)]
+        for f in ("row_dim", "col_dim", "stream"):
+            _check.integer(getattr(self, f), f, minimum=1)
+        if tuple(_check.sequence(self.names, "names", length=3)) != names:
+            raise ValueError(f"names must be {names} for dataflow {self.dataflow!r}, got {tuple(self.names)}")
+        if self.stationary != stationary:
+            raise ValueError(f"stationary must be {stationary!r} for dataflow {self.dataflow!r}, got {self.stationary!r}")
+        object.__setattr__(self, "names", names)
 
 
 def mapping(M: int, N: int, K: int, dataflow: str) -> Mapping:
@@ -224,6 +238,23 @@ class Estimate:
         output-stationary array, busy in every one of its cycles).
         """
         return self.macs / (max(self.last_cycle, 1) * self.rows * self.cols)
+
+    def __post_init__(self) -> None:  # the closed form's identities, so a hand-made record cannot contradict itself
+        counts = ("M", "N", "K", "rows", "cols", "row_folds", "col_folds", "folds", "preload", "fill", "stream",
+                  "drain", "per_fold", "cycles", "macs", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes")
+        _check.record(self, counts=counts)
+        _dataflow(self.dataflow), _dims(self.M, self.N, self.K), _array(self.rows, self.cols)
+        rules = {"fill": self.rows - 1, "drain": self.cols - 1, "preload": 0 if self.dataflow == "os" else self.rows,
+                 "folds": self.row_folds * self.col_folds, "per_fold": self.preload + self.fill + self.stream + self.drain,
+                 "cycles": self.folds * self.per_fold, "macs": self.M * self.N * self.K}
+        for f, want in rules.items():
+            if getattr(self, f) != want:
+                raise ValueError(f"{f} must be {want} (see the Estimate docstring's formulas), got {getattr(self, f)}")
+        want = self.macs / (self.cycles * self.rows * self.cols) if self.cycles else 1.0
+        if not math.isclose(_check.real(self.utilization, "utilization"), want, rel_tol=1e-9):
+            raise ValueError(f"utilization must be macs / (cycles · rows · cols) = {want}, got {self.utilization}")
+        if not 0 < _check.real(self.mapping_efficiency, "mapping_efficiency") <= 1:
+            raise ValueError(f"mapping_efficiency must be in (0, 1], got {self.mapping_efficiency}")
 
 
 def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws") -> Estimate:
@@ -403,6 +434,25 @@ class Simulation:
     dataflow: str
     trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        _check.as_array(self.product, "product")
+        if self.product.ndim != 2:
+            raise ValueError(f"product must be 2-D (M × N), got shape {self.product.shape}")
+        cycles = _check.sequence(self.fold_cycles, "fold_cycles", min_length=1)
+        for i, c in enumerate(cycles):
+            _check.integer(c, f"fold_cycles[{i}]", minimum=1)
+        busy = _check.as_array(self.busy, "busy")
+        if busy.ndim != 1 or busy.dtype.kind not in "iu" or len(busy) != sum(cycles):
+            raise ValueError(f"busy must be 1-D integers, one per cycle ({sum(cycles)}), got {busy.dtype} {busy.shape}")
+        if _check.integer(self.macs, "macs", minimum=0) != int(busy.sum()):
+            raise ValueError(f"macs must be busy.sum() = {int(busy.sum())}, got {self.macs}")
+        R, C = _array(self.rows, self.cols)
+        if busy.size and (busy.min() < 0 or busy.max() > R * C):
+            raise ValueError(f"busy must count PEs in [0, {R * C}], got values in [{busy.min()}, {busy.max()}]")
+        _dataflow(self.dataflow)
+        if self.trace is not None and not isinstance(self.trace, dict):
+            raise TypeError(f"trace must be a dict of arrays or None, got {type(self.trace).__name__}")
+
     @property
     def cycles(self) -> int:
         """All cycles the array ran: the sum of :attr:`fold_cycles` (= :attr:`Estimate.cycles`)."""
@@ -412,6 +462,19 @@ class Simulation:
     def last_cycle(self) -> int:
         """Index of the last cycle, ``cycles - 1``: the number SCALE-Sim reports (= :attr:`Estimate.last_cycle`)."""
         return self.cycles - 1
+
+    @property
+    def last_mac(self) -> int:
+        """Index of the last cycle in which a PE did a MAC.
+
+        In a full fold it is the fold's last cycle: the fold's length follows
+        from the data movement. A ragged last fold (or a product smaller than
+        the array) does its last MAC earlier, and the schedule still runs to
+        :attr:`last_cycle`: charging every fold in full is SCALE-Sim's
+        convention, which :func:`simulate` follows, not something the
+        operands need.
+        """
+        return int(np.flatnonzero(self.busy)[-1])
 
     @property
     def utilization(self) -> float:
@@ -556,6 +619,10 @@ def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
     if 0 in A.shape or 0 in B.shape:
         raise ValueError(f"A and B must not be empty, got shapes {A.shape} and {B.shape}")
     kind = np.int64 if A.dtype.kind in "iu" else np.float64
+    if kind is np.int64:  # every partial sum must fit int64, or the "exact" product wraps around silently
+        big = max(abs(int(A.min())), abs(int(A.max()))) * max(abs(int(B.min())), abs(int(B.max()))) * A.shape[1]
+        if big >= 2**63:
+            raise ValueError(f"A and B: max|A|·max|B|·K = {big:.3e} would overflow the int64 accumulators")
     return A.astype(kind), B.astype(kind)
 
 
@@ -582,8 +649,12 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     from the left while partial sums flow down and leave at the bottom;
     input-stationary does the same with ``A``'s block held and ``B``'s
     columns streamed (``Cᵀ = Bᵀ·Aᵀ``). Folds run one after another in the
-    fixed schedule of :func:`estimate` (a ragged fold runs as long as a full
-    one), and partial sums of different ``K`` folds add up in the output.
+    fixed schedule of :func:`estimate`, and partial sums of different ``K``
+    folds add up in the output. The schedule, not the data, sets the count:
+    every fold runs its preload, fill, stream and drain in full, as
+    SCALE-Sim charges it, so a ragged fold idles after its last MAC
+    (:attr:`Simulation.last_mac` says when that was). Within a full fold the
+    last MAC falls in the fold's last cycle.
 
     Parameters
     ----------
@@ -624,10 +695,17 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     (True, [5, 5], 10, 9)
     >>> s.cycles == estimate(4, 2, 3, 2, 2, "os").cycles
     True
+    >>> small = simulate(np.ones((3, 2), int), np.ones((2, 3), int), rows=8, cols=8)
+    >>> small.last_mac, small.last_cycle            # a ragged fold: idle after cycle 13
+    (13, 24)
     """
     A, B = _operands(A, B)
     R, C = _array(rows, cols)
+    trace = _check.boolean(trace, "trace")
     est = estimate(A.shape[0], B.shape[1], A.shape[1], R, C, dataflow)
+    if est.cycles * R * C > SIMULATE_LIMIT:
+        raise ValueError(f"rows, cols and A, B: the simulation would step {est.cycles * R * C:,} PE-cycles, more "
+                         f"than {SIMULATE_LIMIT:,} (minutes of NumPy); use systolic.estimate for large problems")
     if trace and est.cycles * R * C > TRACE_LIMIT:
         raise ValueError(f"trace=True would record {est.cycles * R * C:,} PE-cycles, more than "
                          f"{TRACE_LIMIT:,}; use a smaller problem or trace=False")

@@ -241,3 +241,26 @@ def test_double_rounding_refuses_what_int32_cannot_hold():
     with pytest.raises(ValueError, match="int32"):
         qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8", rounding="double")
     assert qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8").tolist() == [127]
+
+
+# ---- cases the mutation test of issue 24 showed untested ------------------------------------------
+
+
+def test_quantize_multiplier_renormalises_when_rounding_reaches_one():
+    """frac·2^31 rounds up to exactly 2^31 for a mantissa within 2^-32 of 1: M0 must become 2^30, shift one less."""
+    real = 1 - 2.0**-33                                   # frexp gives frac = 1 - 2^-33, exp = 0
+    m0, shift = qarith.quantize_multiplier(real)
+    assert (m0, shift) == (2**30, -1)                     # 2^30 · 2^-31 · 2^1 = 1, the nearest M0 · 2^-k
+    assert 2**30 <= m0 < 2**31
+    m0s, shifts = qarith.quantize_multiplier(np.array([real, 0.75]))
+    assert m0s.tolist() == [2**30, 1610612736] and shifts.tolist() == [-1, 0]
+
+
+def test_qmatmul_subtracts_b_zero_point():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    b = rng.integers(-128, 128, (4, 2)).astype(np.int8)
+    want = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - 3)
+    assert np.array_equal(qarith.qmatmul(a, 7, b, 3), want)
+    per_col = np.array([3, -5])
+    assert np.array_equal(qarith.qmatmul(a, 7, b, per_col), (a.astype(np.int64) - 7) @ (b.astype(np.int64) - per_col))

@@ -69,9 +69,10 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     """
     import plotly.graph_objects as go
 
-    x = _check.finite(_check.as_array(x, "x"), "x").astype(np.float32).ravel()
+    x = _check.finite(_check.real_array(x, "x"), "x").astype(np.float32).ravel()  # complex would drop its imaginary part
     if x.size == 0:
         raise ValueError("x must not be empty")
+    methods, title = _check.sequence(methods, "methods", min_length=1), _check.text(title, "title")
     bits = [_check.integer(b, "bits[i]", minimum=2) for b in _check.sequence(bits, "bits", min_length=1)]
     if max(bits) > 8:
         raise ValueError(f"bits must be at most 8, got {max(bits)}")
@@ -119,9 +120,9 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
     """
     import plotly.graph_objects as go
 
-    w = _check.finite(_check.as_array(w, "w"), "w")
-    if w.size == 0 or w.dtype.kind != "f":
-        raise ValueError(f"w must be a non-empty float array, got {w.dtype} {w.shape}")
+    w, name = _check.finite(_check.as_array(w, "w"), "w"), _check.text(name, "name")
+    if w.size == 0 or w.dtype.kind != "f" or w.ndim < 2:  # (output channels, ...): one bar per channel
+        raise ValueError(f"w must be a non-empty float weight array (output channels, ...), got {w.dtype} {w.shape}")
     amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
     fig = go.Figure(go.Bar(x=np.arange(len(amax)), y=amax.astype(float), marker_color=viz.PALETTE[0],
                            name="per channel"))
@@ -162,6 +163,7 @@ def calibration_figure(samples: dict[str, np.ndarray], qparams: dict[str, QParam
 
     if not isinstance(samples, dict) or not samples:
         raise TypeError("samples must be a non-empty dict of label -> array")
+    xlabel = _check.text(xlabel, "xlabel")
     if not isinstance(qparams, dict) or set(qparams) - set(samples):
         raise ValueError("qparams must map labels of samples to QParams")
     hi = max(float(np.max(v)) for v in samples.values())
@@ -192,11 +194,13 @@ def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]]
     """
     import plotly.graph_objects as go
 
-    layers = [str(v) for v in _check.sequence(layers, "layers", min_length=1)]
+    layers = [_check.text(v, f"layers[{i}]") for i, v in enumerate(_check.sequence(layers, "layers", min_length=1))]
+    ylabel = _check.text(ylabel, "ylabel")
     if not isinstance(series, dict) or not series:
         raise TypeError("series must be a non-empty dict of label -> values")
     fig = go.Figure()
     for i, (label, values) in enumerate(series.items()):
+        values = _check.sequence(list(values) if isinstance(values, np.ndarray) else values, f"series[{label!r}]")
         if len(values) != len(layers):
             raise ValueError(f"series[{label!r}] must have {len(layers)} values, got {len(values)}")
         fig.add_trace(go.Bar(x=layers, y=[float(v) for v in values], name=label,

@@ -339,6 +339,11 @@ def aspect_figure(sweeps: Mapping[str, Sequence[tuple[int, int, int]]], *, title
 
     if not isinstance(sweeps, Mapping) or not sweeps:
         raise TypeError("sweeps must be a non-empty mapping of label to (rows, cols, cycles) rows")
+    title = _check.text(title, "title", optional=True)
+    for label, rows in sweeps.items():
+        for k, row in enumerate(_check.sequence(rows, f"sweeps[{label!r}]", min_length=1)):
+            for v, what in zip(_check.sequence(row, f"sweeps[{label!r}][{k}]", length=3), ("rows", "cols", "cycles")):
+                _check.integer(v, f"sweeps[{label!r}][{k}] {what}", minimum=1)
     fig = go.Figure()
     for i, (label, rows) in enumerate(sweeps.items()):
         rows = list(rows)
@@ -421,6 +426,8 @@ def layers_slider_figure(tables: Sequence[ModelTable], labels: Sequence[str]) ->
     >>> len(layers_slider_figure(ts, ["16×16", "32×32"]).layout.sliders[0].steps)
     2
     """
+    if isinstance(tables, (str, bytes, Mapping)) or not hasattr(tables, "__iter__"):
+        raise TypeError(f"tables must be a sequence of accelerator.ModelTable, got {type(tables).__name__}")
     fig = viz.slider_figure([layers_figure(t) for t in _check.sequence(list(tables), "tables")], labels,
                             prefix="array: ", height=600)
     fig.update_layout(margin=dict(b=260))

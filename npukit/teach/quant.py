@@ -599,11 +599,7 @@ def check_calibration_prediction(fn: Callable[[float], Any], measured_drop: floa
     """
     if not callable(fn):
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
-    if isinstance(measured_drop, bool) or not isinstance(measured_drop, (int, float, np.integer, np.floating)):
-        raise TypeError(f"measured_drop must be the number the measurement cell computed, got {measured_drop!r}")
-    if not np.isfinite(measured_drop):
-        raise ValueError(f"measured_drop must be a finite number (the drop the measurement cell computed), got "
-                         f"{measured_drop!r}")
+    measured_drop = _check.real(measured_drop, "measured_drop")
     n_images = _check.integer(n_images, "n_images", minimum=1)
     if n_images > 2000:
         raise ValueError(f"n_images must be at most 2000 (the held-out draw), got {n_images}")

@@ -10,7 +10,7 @@ U = "8"
 
 
 def _array_us(m, n, k, r, ghz, gbs):
-    cycles = ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1          # weight-stationary, SCALE-Sim 3
+    cycles = ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2)              # weight-stationary, chapter 5
     nbytes = m * k + k * n + m * n                                   # INT8 input, weights and output
     return max(cycles / (ghz * 1e3), nbytes / (gbs * 1e3))          # µs
 
@@ -50,13 +50,13 @@ QUESTIONS = [
         "ch8-array-layer", U, 4,
         "A layer's GEMM (chapter 5's convention: M = {m} output pixels, N = {n} filters, K = {k}) runs in INT8 on "
         "a {r}×{r} weight-stationary array at {ghz} GHz with {gbs} GB/s of DRAM bandwidth. Taking the longer of its "
-        "SCALE-Sim 3 cycles and its compulsory INT8 bytes (input, weights and output, each moved once) over the "
+        "array cycles (chapter 5's count) and its compulsory INT8 bytes (input, weights and output, each moved once) over the "
         "bandwidth, how many µs does it take at least? (Three decimals.)",
         dict(m=16, n=128, k=64, r=32, ghz=1.0, gbs=136.5),
         _array_us,
         lambda m, n, k, r, ghz, gbs, answer: (
-            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {ceil_div(k, r) * ceil_div(n, r)} folds × (3·{r} + {m} − 2) − 1 = "
-            f"{fmt(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1)}, {(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) - 1) / (ghz * 1e3):.3f} µs; "
+            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {ceil_div(k, r) * ceil_div(n, r)} folds × (3·{r} + {m} − 2) = "
+            f"{fmt(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2))}, {ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) / (ghz * 1e3):.3f} µs; "
             f"bytes {fmt(m * k + k * n + m * n)}, {(m * k + k * n + m * n) / (gbs * 1e3):.3f} µs: {answer:.3f} µs."),
         lambda rng: dict(m=int(rng.choice([1, 16, 49, 64, 256])), n=int(rng.choice([8, 64, 128, 512])),
                          k=int(rng.choice([9, 27, 64, 576])), r=int(rng.choice([16, 32, 64])),

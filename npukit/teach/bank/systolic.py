@@ -2,7 +2,8 @@
 
 Chapter 5's GEMM convention is SCALE-Sim's: A (M×K) is the im2col'd input, so
 M = output pixels, K = filter height × width × channels, and B (K×N) holds the
-N filters. Cycle counts follow SCALE-Sim 3: folds × cycles per fold − 1.
+N filters. A cycle count is chapter 5's: the cycles the array runs, folds × cycles per fold
+(SCALE-Sim 3 reports one less, the index of the last cycle).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ U = "5"
 
 
 def _ws(m, n, k, r, c):
-    return ceil_div(k, r) * ceil_div(n, c) * (2 * r + c + m - 2) - 1
+    return ceil_div(k, r) * ceil_div(n, c) * (2 * r + c + m - 2)
 
 
 def _os(m, n, k, r, c):
-    return ceil_div(m, r) * ceil_div(n, c) * (r + c + k - 2) - 1
+    return ceil_div(m, r) * ceil_div(n, c) * (r + c + k - 2)
 
 
 def _draw_gemm(rng):
@@ -38,11 +39,11 @@ QUESTIONS = [
     numeric(
         "ch5-ws-cycles", U, 2,
         "A GEMM with M = {m}, N = {n}, K = {k} runs weight-stationary on a {r}×{c} array (rows ← K, columns ← N, "
-        "the M rows of A streamed). How many cycles does it take in SCALE-Sim 3's convention?",
+        "the M rows of A streamed). How many cycles does the array run?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _ws,
         lambda m, n, k, r, c, answer: (f"⌈{k}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(k, r) * ceil_div(n, c)} folds of 2R + C + T − 2 "
-                                       f"= {2 * r + c + m - 2} cycles (T = M = {m}), minus 1: {fmt(answer)}."),
+                                       f"= {2 * r + c + m - 2} cycles (T = M = {m}): {fmt(answer)}."),
         _draw_gemm,
         mistakes=[(lambda m, n, k, r, c: ceil_div(k, r) * ceil_div(n, c) * m, "That counts only the stream: each fold also "
                    "pays the weight preload (R), the fill (R − 1) and the drain (C − 1).")],
@@ -50,13 +51,13 @@ QUESTIONS = [
     numeric(
         "ch5-os-cycles", U, 2,
         "The same GEMM (M = {m}, N = {n}, K = {k}) output-stationary on a {r}×{c} array (rows ← M, columns ← N, "
-        "K streamed): how many cycles in SCALE-Sim 3's convention?",
+        "K streamed): how many cycles does the array run?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _os,
         lambda m, n, k, r, c, answer: (f"⌈{m}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(m, r) * ceil_div(n, c)} folds of R + C + T − 2 = "
-                                       f"{r + c + k - 2} (no preload, T = K = {k}), minus 1: {fmt(answer)}."),
+                                       f"{r + c + k - 2} (no preload, T = K = {k}): {fmt(answer)}."),
         _draw_gemm,
-        mistakes=[(lambda m, n, k, r, c: ceil_div(m, r) * ceil_div(n, c) * (2 * r + c + k - 2) - 1,
+        mistakes=[(lambda m, n, k, r, c: ceil_div(m, r) * ceil_div(n, c) * (2 * r + c + k - 2),
                    "Output-stationary has no weight preload: a fold is R + C + T − 2.")],
         source="ex-ch5-cycles"),
     numeric(
@@ -89,11 +90,11 @@ QUESTIONS = [
         "ch5-depthwise-per-channel", U, 3,
         "A depthwise 3×3 layer with {ch} channels and a {o}×{o} output runs per channel (one GEMM of "
         "M = {o}², N = 1, K = 9 per channel, back to back) on a {r}×{r} weight-stationary array. How many cycles does "
-        "the layer take, each channel's GEMM counted in SCALE-Sim 3's convention?",
+        "the array run for the layer?",
         dict(ch=64, o=4, r=32),
         lambda ch, o, r: ch * _ws(o * o, 1, 9, r, r),
         lambda ch, o, r, answer: (f"Each channel is one fold of 2·{r} + {r} + {o * o} − 2 = {3 * r + o * o - 2} "
-                                  f"cycles, counted as {_ws(o * o, 1, 9, r, r)}; {ch} channels: {fmt(answer)}."),
+                                  f"cycles; {ch} channels: {fmt(answer)}."),
         lambda rng: dict(ch=int(rng.choice([16, 32, 64, 128])), o=int(rng.choice([4, 7, 8, 14])),
                          r=int(rng.choice([8, 16, 32, 64]))),
         source="ex-ch5-depthwise"),
