@@ -164,8 +164,12 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "ex6-quantize": [("alias", "from npukit import quant\n\ndef {name}(x, scale, zero_point, dtype):\n"
                                "    return quant.quantize(x, scale, zero_point, dtype)\n")],
     "ex6-predict": [
-        ("read the measurement", "def {name}():\n    return measured_drop\n"),
-        ("through __main__", "def {name}():\n    import __main__\n    return __main__.measured_drop\n"),
+        ("read the measurement", "def {name}(clipped):\n    return measured_drop\n"),
+        ("through __main__", "def {name}(clipped):\n    import __main__\n    return __main__.measured_drop\n"),
+        ("through __import__", "def {name}(clipped):\n    return __import__('__main__').measured_drop\n"),
+        ("a callable object", "class _P:\n    def __call__(self, clipped):\n        return measured_drop\n\n"
+                              "{name} = _P()\n"),
+        ("one number for every set", "def {name}(clipped):\n    return 0.085\n"),
     ],
     "ex7-crossing-bytes": [("library", "from npukit import contract\n\ndef {name}(model, npu_ops):\n"
                                        "    p = contract.NPUProfile('p', frozenset(npu_ops), dtypes=frozenset({{'float32'}}))\n"

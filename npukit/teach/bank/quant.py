@@ -203,8 +203,8 @@ QUESTIONS = [
         "INT8, and what about ranges that are too narrow?",
         ("Wider only coarsens the step, which 8 bits absorbed on CameraNet; narrower clips the real values above "
          "its top, and what that costs depends on how many are clipped and by how much.",
-         "Right: chapter 6's bright set and NNCF's input range clipped little; its night set clipped much more of "
-         "the input range and cost accuracy."),
+         "Right: chapter 6's bright set clipped few deep values and NNCF's input range clipped pixels only by a "
+         "little; its night set clipped much more of the input range and cost accuracy."),
         [("Both directions cost about the same accuracy.", "Clipping loses the large values outright; a coarser "
           "step loses a fraction of a level on each."),
          ("Wider is worse: values waste levels.", "Wasted levels cost resolution, which 8 bits had to spare here."),
