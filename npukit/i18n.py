@@ -230,7 +230,8 @@ def _check_messages(app: Any, doctree: Any) -> None:
     candidates = []
     for node, msg in extract_messages(doctree):
         msgstr, _ = parse_noqa(merged.get(msg, ""))
-        candidates.append((node, msg, not msgstr.strip()))
+        changes = bool(msgstr.strip()) and msgstr.strip() != msg.strip()
+        candidates.append((node, msg, not msgstr.strip(), node.astext() if changes else None))
     env.temp_data["npukit_i18n"] = candidates
 
 
@@ -244,10 +245,32 @@ def _record_messages(app: Any, doctree: Any) -> None:
         env.npukit_i18n[env.docname] = {"total": 0, "missing": [], "english_only": True}
         return
     alive = {id(node) for node in doctree.findall()}
-    kept = [(node, msg, missing) for node, msg, missing in candidates if id(node) in alive]
-    missing = [(node, msg) for node, msg, miss in kept if miss]
+    kept = [(node, msg, missing, before) for node, msg, missing, before in candidates if id(node) in alive]
+    missing = [(node, msg) for node, msg, miss, _ in kept if miss]
     env.npukit_i18n[env.docname] = {"total": len(kept), "missing": [m for _, m in missing], "english_only": False}
     _warn_missing(app, env.docname, missing)
+    _warn_dropped(app, env.docname, [(node, msg) for node, msg, _, before in kept
+                                     if before is not None and node.astext() == before])
+
+
+def _warn_dropped(app: Any, docname: str, dropped: list[tuple[Any, str]]) -> None:
+    """One warning per translation Sphinx silently left out: the node reads as it did in English.
+
+    Locale re-parses each translation and keeps it only if it parses as the same kind of
+    element; ``5. 脉动阵列`` parses as an ordered list, so a title stays English without a
+    word. Escaping the full stop (``5\\. 脉动阵列``) keeps it a title.
+    """
+    from sphinx.util import logging
+    from sphinx.util.i18n import docname_to_domain
+
+    logger = logging.getLogger(__name__)
+    po = f"locale/{app.config.language}/LC_MESSAGES/{docname_to_domain(docname, app.config.gettext_compact)}.po"
+    for node, msg in dropped:
+        short = msg if len(msg) <= 90 else msg[:87] + "..."
+        line = next((n.line for n in _parents(node) if n.line), None)
+        logger.warning(f"translation in {po} not applied: Sphinx read it as another kind of element "
+                       f"(a leading '5.' is a list: write '5\\.'): {short!r}", location=(docname, line),
+                       type="npukit", subtype="dropped")
 
 
 def _warn_missing(app: Any, docname: str, missing: list[tuple[Any, str]], catalogue: str | None = None) -> None:

@@ -132,31 +132,49 @@ def _qualify(match: re.Match, page: str) -> str:
     return f"{{glue{kind}}}`{page}::{content}`"
 
 
+def _paragraphs(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, end) line ranges of the markdown paragraphs: runs of non-blank markdown lines.
+
+    A code span or a role's content may wrap onto the next line of its paragraph
+    (CommonMark), so code spans are found per paragraph, not per line.
+    """
+    markdown = _markdown_lines(lines)
+    ranges, start = [], None
+    for i, line in enumerate(lines + [""]):
+        inside = i < len(lines) and markdown[i] and line.strip()
+        if inside and start is None:
+            start = i
+        elif not inside and start is not None:
+            ranges.append((start, i))
+            start = None
+    return ranges
+
+
 def rewrite(text: str, page: str) -> str:
     """``text`` (a page named ``page``) with every glue role outside code page-qualified."""
     lines = text.split("\n")
-    markdown = _markdown_lines(lines)
-    for i, line in enumerate(lines):
-        if not markdown[i] or "{glue" not in line:
+    for first, end in _paragraphs(lines):
+        block = "\n".join(lines[first:end])
+        if "{glue" not in block:
             continue
-        spans = _code_spans(line)
-        lines[i] = ROLE.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans)
-                            else _qualify(m, page), line)
+        spans = _code_spans(block)
+        block = ROLE.sub(lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans)
+                         else _qualify(m, page), block)
+        lines[first:end] = block.split("\n")
     return "\n".join(lines)
 
 
 def roles(text: str) -> list[Role]:
     """Every glue role outside code, with whether it names a page."""
     lines = text.split("\n")
-    markdown = _markdown_lines(lines)
     found = []
-    for i, line in enumerate(lines):
-        if not markdown[i]:
-            continue
-        spans = _code_spans(line)
-        for m in ROLE.finditer(line):
+    for first, end in _paragraphs(lines):
+        block = "\n".join(lines[first:end])
+        spans = _code_spans(block)
+        for m in ROLE.finditer(block):
             if not any(a <= m.start() < b for a, b in spans):
-                found.append(Role(i + 1, m.group(0), "::" in m.group("content")))
+                found.append(Role(first + 1 + block.count("\n", 0, m.start()), m.group(0),
+                                  "::" in m.group("content")))
     return found
 
 
