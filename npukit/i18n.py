@@ -473,10 +473,17 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
 
 
 def _is_prose(plain: str) -> bool:
-    """Does a glued text/plain value read as English words (three or more)?"""
+    """Does a glued text/plain value read as English words (three or more)?
+
+    >>> _is_prose(repr("all of them agree")), _is_prose(repr("background='light', brightness=(1.15, 1.4)"))
+    (True, False)
+    """
     import re
 
-    return len(re.findall(r"(?<![\w.])[A-Za-z][a-z]+(?![\w.(])", plain)) >= 3
+    if len(plain) >= 2 and plain[0] == plain[-1] and plain[0] in "'\"":  # a str's repr
+        plain = plain[1:-1]
+    # a word, but not a keyword argument (brightness=) or a quoted value ('light'): code, not prose
+    return len(re.findall(r"(?<![\w.'\"])[A-Za-z][a-z]+(?![\w.('\"=])", plain)) >= 3
 
 
 def _make_message_transform():
