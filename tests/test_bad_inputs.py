@@ -19,7 +19,8 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "measure", "figures.cameranet", "figures.tensors", "figures.layouts", "figures.graphs", "figures.gemm",
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
-           "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone"]
+           "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
+           "npus", "archs", "figures.npus"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {
@@ -34,6 +35,7 @@ EXEMPT: dict[str, str] = {
        ("DeviceChoice", "ExecutedOp", "LayerTime", "Benchmark", "Job")},
     **{f"contract.{k}": "a plain record returned by contract's functions" for k in ("Violation", "Partition")},
     **{f"capstone.{k}": "a plain record made by capstone.closed_loop" for k in ("Check", "LayerRow", "Loop")},
+    **{f"npus.{k}": "a plain record made by npus' functions" for k in ("Measurement", "Work", "Bound", "Comparison")},
 }
 
 
