@@ -577,8 +577,15 @@ def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime:
 def numbers(ctx: tally.Context) -> list[tally.Row]:
     """Chapter 9's row of the "numbers so far" table: CameraNet's roofline bound on a real NPU.
 
-    Follows the contract of :mod:`npukit.tally`: CameraNet's MACs and INT8
-    weights against the Snapdragon X Elite's cited peak and bandwidth.
+    Follows the contract of :mod:`npukit.tally`: CameraNet's MACs, its
+    trainable parameters in INT8 and one image in and its logits out, on the
+    Snapdragon X Elite's cited peak and bandwidth (:func:`bound`'s rule). See
+    chapter 9, "Real NPUs, measured" (chapters/09_npus.md).
+
+    Raises
+    ------
+    TypeError
+        If ``ctx`` is not a :class:`npukit.tally.Context`.
 
     Examples
     --------
@@ -587,13 +594,14 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     [9]
     """
     from . import tally
-    from .graphs import op_counts
+    from .models import summary
 
     _check.instance(ctx, "ctx", tally.Context, "tally.Context")
-    counts = op_counts(ctx.model, itemsize=1)
-    macs, weights = sum(c.macs for c in counts), sum(c.param_bytes for c in counts)
+    rows = summary(ctx.net)
+    macs, params = sum(r["macs"] for r in rows), sum(r["params"] for r in rows)
+    io = math.prod(rows[0]["input"]) + math.prod(rows[-1]["output"])
     dev = DEVICES["Snapdragon X Elite CRD"]
-    compute, memory = 2 * macs / (dev.peak_tops * 1e12), weights / (dev.bandwidth_gbs * 1e9)
+    compute, memory = 2 * macs / (dev.peak_tops * 1e12), (params + io) / (dev.bandwidth_gbs * 1e9)
     return [tally.Row(9, "CameraNet's roofline bound on the Snapdragon X Elite NPU (INT8, weights read once)",
                       f"{max(compute, memory) * 1e9:,.0f} ns ({'compute' if compute >= memory else 'memory'}-bound)",
-                      "npukit.npus.DEVICES + graphs.op_counts")]
+                      "npukit.npus.DEVICES (cited peak and bandwidth) and models.summary")]

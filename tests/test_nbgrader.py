@@ -119,3 +119,65 @@ def test_autograde_scores_exactly(course):
     graded = json.loads((root / "autograded" / "bob" / "lab01" / LAB.name).read_text(encoding="utf-8"))
     outputs = json.dumps(_by_id(graded)["check1-aligned-empty"]["outputs"])
     assert "npukit.teach.core._same was replaced" in outputs
+
+
+# ---- lab 9 (issue 25): released, autograded full for its solutions and zero as handed out ----------------
+
+LAB9 = ROOT / "labs" / "09_npus.ipynb"
+
+
+@pytest.fixture(scope="module")
+def course9(tmp_path_factory):
+    if not VENV or not (Path(VENV) / "bin" / "nbgrader").exists():
+        pytest.skip("nbgrader is not installed: run `make nbgrader-check` (it installs nbgrader in .venv-nbgrader)")
+    tmp = tmp_path_factory.mktemp("nbgrader9")
+    kernels = tmp / "jupyter" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (npukit)", "language": "python"}))
+    root = tmp / "course"
+    (root / "source" / "lab09").mkdir(parents=True)
+    shutil.copy(LAB9, root / "source" / "lab09" / LAB9.name)
+    sockets = tmp / "ipc"
+    sockets.mkdir()
+    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n'
+                                             'c.KernelManager.transport = "ipc"\n'
+                                             f'c.KernelManager.ip = {str(sockets / "kernel")!r}\n'
+                                             'c.ExecutePreprocessor.startup_timeout = 180\n')
+    env = dict(os.environ, JUPYTER_PATH=str(tmp / "jupyter"), PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}",
+               NPUKIT_GRADE_SEED="4242")
+
+    def nbgrader(*args: str) -> str:
+        done = subprocess.run([f"{VENV}/bin/nbgrader", *args], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    return root, nbgrader
+
+
+def test_lab9_round_trip_scores_full_and_zero(course9):
+    root, nbgrader = course9
+    nbgrader("generate_assignment", "lab09", "--force")
+    released = json.loads((root / "release" / "lab09" / LAB9.name).read_text(encoding="utf-8"))
+    assert "### BEGIN SOLUTION" not in json.dumps(released)
+    solutions = {gid: re.sub(r"(?m)^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", "", "".join(c["source"]))
+                 for gid, c in _by_id(json.loads(LAB9.read_text(encoding="utf-8"))).items()}
+    points = {gid: c["metadata"]["nbgrader"]["points"] for gid, c in _by_id(released).items()
+              if c["metadata"]["nbgrader"].get("grade")}
+    for student, solved in (("carol", True), ("dave", False)):
+        nb = copy.deepcopy(released)
+        if solved:
+            for gid, cell in _by_id(nb).items():
+                if cell["metadata"]["nbgrader"].get("solution"):
+                    cell["source"] = solutions[gid]
+        folder = root / "submitted" / student / "lab09"
+        folder.mkdir(parents=True)
+        (folder / LAB9.name).write_text(json.dumps(nb), encoding="utf-8")
+        nbgrader("db", "student", "add", student)
+    nbgrader("autograde", "lab09", "--force")
+    nbgrader("export", "--to", str(root / "grades.csv"))
+    rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
+    assert float(rows["carol"]["max_score"]) == sum(points.values()) == 7.0
+    assert float(rows["carol"]["score"]) == 7.0 and float(rows["dave"]["score"]) == 0.0

@@ -84,6 +84,11 @@ def test_not_attempted():
 
     with pytest.raises(NotAttempted):
         teach.check_roofline_seconds(todo)
+    for unset in (None, ...):                      # the student edition's my_efficiency = ...
+        with pytest.raises(NotAttempted):
+            teach.check_npu_prediction(predict, unset)
+    with pytest.raises(NotAttempted):
+        teach.check_npu_prediction(todo, 0.2)
 
 
 # ---- exercise 2 ------------------------------------------------------------------------------

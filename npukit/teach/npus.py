@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from .core import CheckFailed, _plain, _rng, check, learner_call
+from .core import CheckFailed, NotAttempted, _plain, _rng, check, learner_call
 
 __all__ = ["check_compulsory_bytes", "check_roofline_seconds", "check_npu_prediction", "check_seconds_per_image"]
 
@@ -249,6 +249,8 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
     ✓ NPU prediction: you predicted 0.727 ms for resnet50 (w8a8) on Snapdragon X Elite CRD; published 0.843 ms (within 2×); 30 fresh cases agree too.
     """
     name = "NPU prediction"
+    if efficiency is None or efficiency is Ellipsis:
+        raise NotAttempted(f"{name}: not attempted yet (set my_efficiency to a number first).")
     eff = _plain(efficiency)
     if not _is_number(eff) or not 0 < eff <= 1:
         raise CheckFailed(f"{name}: efficiency must be the fraction of peak you assume, a number in (0, 1] "
