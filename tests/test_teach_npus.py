@@ -147,6 +147,17 @@ def test_peak_alone_is_beyond_the_tolerance_on_every_published_run():
             assert m.ms / 1e3 / ideal > 2.0, m
 
 
+def test_a_special_case_for_the_target_fails():
+    """A function right on every fresh case that returns the published time for ResNet-50 alone."""
+    published = npus.table().fastest("resnet50", "Snapdragon X Elite CRD", "w8a8").ms / 1e3
+    target_macs = npus.work("resnet50").macs
+
+    def sneaky(macs, nbytes, peak, bw, eff):
+        return published if macs == target_macs else predict(macs, nbytes, peak, bw, eff)
+
+    _fails(teach.check_npu_prediction, sneaky, 0.05, match="the same way for every model")
+
+
 def test_prediction_refuses_bad_efficiencies_and_copies():
     for eff in (0, 1.5, "0.2", True):
         _fails(teach.check_npu_prediction, predict, eff, match="efficiency must be")

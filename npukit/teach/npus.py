@@ -286,6 +286,10 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
                               f"nbytes={case[1]:.4g}, peak_tops={case[2]:.4g}, bandwidth_gbs={case[3]:.4g}, "
                               f"efficiency={case[4]:.3g} you return {got:.4g} s where the formula gives {want:.4g} s."
                               f"\n  Hint: {_prediction_hint(got, *case)}")
+    if not math.isclose(guess, _predict(*args, float(eff)), rel_tol=1e-6):
+        raise CheckFailed(f"{name}: for {model_name} your function returns {guess * 1e3:.4g} ms, but the formula with "
+                          f"your efficiency gives {_predict(*args, float(eff)) * 1e3:.4g} ms: a prediction must come "
+                          "from the stated efficiency, the same way for every model.")
     print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms for {model_name} ({precision}) on {device}; published "
           f"{published * 1e3:.3g} ms (within {tolerance:g}×); 30 fresh cases agree too.")
 
