@@ -180,7 +180,8 @@ class _Net:
     def softmax(self, x: str, name: str) -> str:
         m = self.op("ReduceMax", [x], f"{name}.max", axes=[-1], keepdims=1)
         e = self.op("Exp", [self.op("Sub", [x, m], f"{name}.sub")], f"{name}.exp")
-        return self.op("Div", [e, self.op("ReduceSum", [e], f"{name}.sum", axes=[-1], keepdims=1)], f"{name}")
+        total = self.op("ReduceSum", [e, self.const(f"{name}.axes", [-1])], f"{name}.sum", keepdims=1)  # axes: an input
+        return self.op("Div", [e, total], f"{name}")
 
     def upsample2(self, x: str, c: int, hw: tuple, name: str) -> str:
         """Nearest-neighbour ×2: each pixel copied to a 2×2 block (Reshape → Expand → Reshape)."""
@@ -343,7 +344,7 @@ def _convnext_tiny(net: _Net) -> str:
 
 def _resblock(net: _Net, x: str, c_in: int, c_out: int, hw: tuple, name: str, temb: str | None = None,
               eps: float = 1e-5) -> str:
-    """ResnetBlock2D: GroupNorm → SiLU → 3×3 conv (+ time embedding) → GroupNorm → SiLU → 3×3 conv, + shortcut."""
+    """ResnetBlock2D: GroupNorm, SiLU, 3×3 conv (+ time embedding), GroupNorm, SiLU, 3×3 conv; + shortcut."""
     h = net.act(net.groupnorm(x, c_in, hw, f"{name}.norm1", eps=eps), "silu", f"{name}.act1")
     h = net.conv(h, c_in, c_out, 3, f"{name}.conv1", bias=True)
     if temb is not None:
@@ -370,7 +371,7 @@ def _transformer(net: _Net, x: str, c: int, hw: tuple, text: str, name: str) -> 
     n3 = net.layernorm(h, c, f"{b}.norm3")
     proj = net.linear(n3, c, 8 * c, f"{b}.ff.proj")              # GEGLU: half is the value, half the gate
     val, gate = f"{b}.ff.value", f"{b}.ff.gate"
-    net.nodes.append(_split(proj, [val, gate], 4 * c, f"{b}.ff.split"))
+    net.nodes.append(_split(proj, [val, gate], f"{b}.ff.split"))
     ff = net.linear(net.op("Mul", [val, net.act(gate, "gelu", f"{b}.ff.gelu")], f"{b}.ff.geglu"), 4 * c, c,
                     f"{b}.ff.out")
     h = net.op("Add", [h, ff], f"{b}.res3")
@@ -379,11 +380,11 @@ def _transformer(net: _Net, x: str, c: int, hw: tuple, text: str, name: str) -> 
     return net.op("Add", [net.conv(h, c, c, 1, f"{name}.proj_out", bias=True), x], f"{name}.out")
 
 
-def _split(x: str, outs: list, each: int, name: str) -> Any:
+def _split(x: str, outs: list, name: str) -> Any:
+    """Split the last axis into equal parts (opset 17: without a ``split`` input the parts are equal)."""
     from onnx import helper
 
-    return helper.make_node("Split", [x], outs, name=name, axis=-1, num_outputs=len(outs)) if _OPSET >= 18 else \
-        helper.make_node("Split", [x], outs, name=name, axis=-1, split=[each] * len(outs))
+    return helper.make_node("Split", [x], outs, name=name, axis=-1)
 
 
 def _timestep_embedding(net: _Net) -> str:

@@ -125,6 +125,22 @@ def test_graph_has_the_published_input_and_output_shapes(name):
     assert kinds <= {"parameter", "buffer", "constant"}
 
 
+@pytest.mark.parametrize("name", archs.MODELS)
+def test_every_node_is_valid_opset_17(name):
+    """onnx.checker needs the weights' bytes, so each node is checked against its operator schema instead."""
+    from onnx import defs
+
+    model = archs.build(name)
+    assert [o.version for o in model.opset_import] == [17]
+    for node in model.graph.node:
+        schema = defs.get_schema(node.op_type, 17, "")
+        assert {a.name for a in node.attribute} <= set(schema.attributes), (node.name, node.op_type)
+        assert schema.min_input <= len(node.input) <= schema.max_input, node.name
+        assert schema.min_output <= len(node.output) <= schema.max_output, node.name
+        for a in node.attribute:
+            assert a.type == schema.attributes[a.name].type, (node.name, a.name)
+
+
 @pytest.mark.parametrize("name", ["mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "resnet18"])
 def test_small_graphs_run_with_random_weights(name):
     ort = pytest.importorskip("onnxruntime")

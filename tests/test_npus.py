@@ -3,7 +3,7 @@
 The table test regenerates ``npukit/data/qai_hub_models.json`` from the pinned
 ``qai-hub-models`` wheel with ``tools/qai_hub_table.py`` and compares bytes;
 it skips when the wheel is absent (fetch it with
-``pip download --no-deps qai-hub-models==0.65.0 -d _build/qai-hub-models``, or
+``pip download --no-deps qai-hub-models==0.65.0 -d .cache/qai-hub-models``, or
 point ``QAI_HUB_MODELS_WHEEL`` at it). It also reads a few rows straight from
 the wheel's YAML with PyYAML, independently of the script. The other tests
 compare npukit's bounds with the formula written out here.
@@ -25,7 +25,7 @@ from npukit import npus
 ROOT = Path(__file__).parent.parent
 DATA = ROOT / "npukit" / "data"
 WHEEL = Path(os.environ.get("QAI_HUB_MODELS_WHEEL",
-                            ROOT / "_build" / "qai-hub-models" / "qai_hub_models-0.65.0-py3-none-any.whl"))
+                            ROOT / ".cache" / "qai-hub-models" / "qai_hub_models-0.65.0-py3-none-any.whl"))
 needs_wheel = pytest.mark.skipif(not WHEEL.is_file(), reason=f"the qai-hub-models 0.65.0 wheel is not at {WHEEL}")
 
 

@@ -12,7 +12,7 @@ The package itself is never installed (it pins old torch, onnx and numpy and
 needs an account to run); its wheel is a zip file read here with ``zipfile``
 and PyYAML. Fetch it once with::
 
-    pip download --no-deps qai-hub-models==0.65.0 -d _build/qai-hub-models
+    pip download --no-deps qai-hub-models==0.65.0 -d .cache/qai-hub-models
 
 Usage::
 
@@ -38,7 +38,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = "0.65.0"
 WHEEL_NAME = f"qai_hub_models-{VERSION}-py3-none-any.whl"
-DEFAULT_WHEEL = ROOT / "_build" / "qai-hub-models" / WHEEL_NAME
+DEFAULT_WHEEL = ROOT / ".cache" / "qai-hub-models" / WHEEL_NAME   # git-ignored; `make clean` keeps it
 DEFAULT_OUT = ROOT / "npukit" / "data"
 TABLE = "qai_hub_models.json"
 LICENCE = "qai_hub_models_LICENSE.txt"
