@@ -68,7 +68,7 @@ def measured_vs_bound_figure(comparisons: Sequence[Comparison], *, title: str | 
     >>> cs = [npus.compare(t.fastest(n, "Snapdragon X Elite CRD", "w8a8")) for n in ("resnet18", "resnet50")]
     >>> fig = measured_vs_bound_figure(cs)
     >>> len(fig.data), [b.label for b in fig.layout.updatemenus[0].buttons][:2]
-    (4, ['all', 'INT8 (w8a8)'])
+    (6, ['all', 'INT8 (w8a8)'])
     """
     import plotly.graph_objects as go
 
@@ -80,9 +80,13 @@ def measured_vs_bound_figure(comparisons: Sequence[Comparison], *, title: str | 
     lo = min(c.bound.seconds for c in cs) * 1e3 / 2
     hi = max(c.measurement.ms for c in cs) * 2
     for k, dash in ((1, "solid"), (3, "dot"), (10, "dot")):
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo * k, hi * k], mode="lines", name="bound" if k == 1 else f"{k}×",
+        mid = math.sqrt(lo * hi / k) * 3            # a point well inside the plot, for the line's label
+        fig.add_trace(go.Scatter(x=[lo, mid, hi / k], y=[lo * k, mid * k, hi], mode="lines+text",
+                                 name="y = x (the bound)" if k == 1 else f"{k}× the bound",
+                                 text=["", "y = x: the bound" if k == 1 else f"{k}× the bound", ""],
+                                 textposition="top left",
                                  line=dict(color="#555", dash=dash, width=1.5 if k == 1 else 1), hoverinfo="skip",
-                                 showlegend=k == 1))
+                                 showlegend=False))
     owner = []
     for p in precisions:
         for i, d in enumerate(devices):
@@ -100,11 +104,16 @@ def measured_vs_bound_figure(comparisons: Sequence[Comparison], *, title: str | 
                       f"{c.ratio:.1f}× the bound" for c in pts],
                 hovertemplate="%{text}<extra>%{fullData.name}</extra>"))
             owner.append(p)
+    for j, mname in enumerate(models):           # a legend entry per model, for the symbols
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=mname, legendgroup="models",
+                                 legendgrouptitle_text="models" if j == 0 else None,
+                                 marker=dict(size=9, color="#999", symbol=_SYMBOLS[j % len(_SYMBOLS)])))
+        owner.append("legend")
     n_lines = 3
     buttons = [dict(label="all", method="update", args=[{"visible": [True] * (n_lines + len(owner))}])]
     for p in precisions:
         buttons.append(dict(label=PRECISION_LABELS[p], method="update",
-                            args=[{"visible": [True] * n_lines + [o == p for o in owner]}]))
+                            args=[{"visible": [True] * n_lines + [o in (p, "legend") for o in owner]}]))
     viz.style(fig, height=520, title=title)
     fig.update_layout(xaxis=dict(type="log", title="roofline lower bound (ms)", range=[math.log10(lo), math.log10(hi)]),
                       yaxis=dict(type="log", title="published latency (ms)", range=[math.log10(lo), math.log10(hi)]),
@@ -157,6 +166,7 @@ def fraction_figure(comparisons: Sequence[Comparison], *, title: str | None = No
             fig.add_trace(go.Bar(x=[m for m in models if m in pts], y=[pts[m].fraction for m in models if m in pts],
                                  name=d, marker_color=viz.PALETTE[i % len(viz.PALETTE)], visible=p == precisions[0],
                                  text=[f"{pts[m].delivered_tops:.1f} TOPS" for m in models if m in pts],
+                                 textposition="none",
                                  hovertemplate="%{x}: %{y:.1%} of peak (%{text})<extra>%{fullData.name}</extra>"))
             owner.append(p)
     buttons = [dict(label=PRECISION_LABELS[p], method="update", args=[{"visible": [o == p for o in owner]}])
@@ -219,7 +229,8 @@ def int8_figure(ratios: Mapping[str, Mapping[str, float]], *, band: tuple[float,
     fig.add_hrect(y0=lo, y1=hi, fillcolor=viz.PALETTE[1], opacity=0.15, line_width=0,
                   annotation_text="the claim's range", annotation_position="top left")
     fig.add_hline(y=1, line=dict(color="#555", dash="dot"))
-    fig.update_layout(yaxis=dict(title="INT8 latency ÷ float latency", range=[0, 1.3]), xaxis=dict(title="model"))
+    fig.update_layout(yaxis=dict(title="INT8 latency ÷ float latency", range=[0, 1.3]),
+                      xaxis=dict(title="model", tickangle=-20))
     return fig
 
 
@@ -264,16 +275,16 @@ def pipeline_figure(seconds: Mapping[int, Mapping[str, Mapping[str, float]]], *,
         devices = list(_check.instance(per_device, f"seconds[{steps}]", Mapping, "mapping {device: {part: s}}"))
         parts = list(dict.fromkeys(p for d in devices for p in per_device[d]))
         for i, part in enumerate(parts):
-            fig.add_trace(go.Bar(x=devices, y=[per_device[d].get(part, 0.0) for d in devices], name=part,
-                                 marker_color=viz.PALETTE[i % len(viz.PALETTE)],
-                                 hovertemplate=f"{part}: %{{y:.2f}} s<extra>%{{x}}</extra>"))
-        shapes = [dict(type="line", xref="paper", x0=0, x1=1, y0=claim, y1=claim,
+            fig.add_trace(go.Bar(y=devices, x=[per_device[d].get(part, 0.0) for d in devices], name=part,
+                                 orientation="h", marker_color=viz.PALETTE[i % len(viz.PALETTE)],
+                                 hovertemplate=f"{part}: %{{x:.2f}} s<extra>%{{y}}</extra>"))
+        shapes = [dict(type="line", yref="paper", y0=0, y1=1, x0=claim, x1=claim,
                        line=dict(color=viz.PALETTE[3], dash="dash"))] if claim else []
         fig.update_layout(title=dict(text=f"{steps} steps, classifier-free guidance"), shapes=shapes)
         figs.append(fig)
         labels.append(str(steps))
     out = viz.slider_figure(figs, labels, prefix="denoising steps: ", height=480)
-    out.update_layout(barmode="stack", yaxis=dict(title="seconds per 512×512 image"), xaxis=dict(tickangle=-25))
+    out.update_layout(barmode="stack", xaxis=dict(title="seconds per 512×512 image"), margin=dict(l=200))
     if title:
         viz.style(out, height=480, title=title)
     return out
@@ -317,10 +328,11 @@ def device_figure(comparisons: Sequence[Comparison], *, title: str | None = None
         x = [f"{c.work.name.split('/')[-1]} · {c.measurement.precision}" for c in pts]
         fig.add_trace(go.Bar(x=x, y=[c.bound.seconds * 1e3 for c in pts], name="roofline bound",
                              marker_color=viz.PALETTE[0], visible=d == devices[0],
-                             text=[c.bound.limit for c in pts],
+                             text=[c.bound.limit for c in pts], textposition="none",
                              hovertemplate="%{x}: bound %{y:.3g} ms (%{text})<extra></extra>"))
         fig.add_trace(go.Bar(x=x, y=[c.measurement.ms for c in pts], name="published", marker_color=viz.PALETTE[1],
                              visible=d == devices[0], text=[f"{c.ratio:.1f}× the bound" for c in pts],
+                             textposition="none",
                              hovertemplate="%{x}: %{y:.3g} ms, %{text}<extra></extra>"))
         owner += [d, d]
     buttons = [dict(label=d, method="update", args=[{"visible": [o == d for o in owner]}]) for d in devices]
