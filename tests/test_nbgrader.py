@@ -37,8 +37,8 @@ def _by_id(nb: dict) -> dict[str, dict]:
     return {c["metadata"]["nbgrader"]["grade_id"]: c for c in nb["cells"] if "nbgrader" in c["metadata"]}
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def _course(tmp_path_factory, lab: Path, assignment: str):
+    """A course directory with ``lab`` as ``source/<assignment>/``, and a function running nbgrader in it."""
     if not VENV or not (Path(VENV) / "bin" / "nbgrader").exists():
         pytest.skip("nbgrader is not installed: run `make nbgrader-check` (it installs nbgrader in .venv-nbgrader)")
     tmp = tmp_path_factory.mktemp("nbgrader")
@@ -48,8 +48,8 @@ def course(tmp_path_factory):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (npukit)", "language": "python"}))
     root = tmp / "course"
-    (root / "source" / "lab01").mkdir(parents=True)
-    shutil.copy(LAB, root / "source" / "lab01" / LAB.name)
+    (root / "source" / assignment).mkdir(parents=True)
+    shutil.copy(lab, root / "source" / assignment / lab.name)
     # Kernels talk over IPC sockets, not TCP ports: a port picked as free can be
     # taken by another process before the kernel binds it ("Address already in use").
     # The sockets need an absolute path: jupyter_client's default ("kernel-ipc") is
@@ -70,6 +70,11 @@ def course(tmp_path_factory):
         return done.stdout + done.stderr
 
     return root, nbgrader
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return _course(tmp_path_factory, LAB, "lab01")
 
 
 def test_generate_assignment_strips_the_solutions(course):
@@ -128,33 +133,7 @@ LAB9 = ROOT / "labs" / "09_npus.ipynb"
 
 @pytest.fixture(scope="module")
 def course9(tmp_path_factory):
-    if not VENV or not (Path(VENV) / "bin" / "nbgrader").exists():
-        pytest.skip("nbgrader is not installed: run `make nbgrader-check` (it installs nbgrader in .venv-nbgrader)")
-    tmp = tmp_path_factory.mktemp("nbgrader9")
-    kernels = tmp / "jupyter" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (npukit)", "language": "python"}))
-    root = tmp / "course"
-    (root / "source" / "lab09").mkdir(parents=True)
-    shutil.copy(LAB9, root / "source" / "lab09" / LAB9.name)
-    sockets = tmp / "ipc"
-    sockets.mkdir()
-    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "tensors-on-silicon"\n'
-                                             'c.KernelManager.transport = "ipc"\n'
-                                             f'c.KernelManager.ip = {str(sockets / "kernel")!r}\n'
-                                             'c.ExecutePreprocessor.startup_timeout = 180\n')
-    env = dict(os.environ, JUPYTER_PATH=str(tmp / "jupyter"), PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}",
-               NPUKIT_GRADE_SEED="4242")
-
-    def nbgrader(*args: str) -> str:
-        done = subprocess.run([f"{VENV}/bin/nbgrader", *args], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
-
-    return root, nbgrader
+    return _course(tmp_path_factory, LAB9, "lab09")
 
 
 def test_lab9_round_trip_scores_full_and_zero(course9):
