@@ -15,16 +15,19 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-nocheck test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
 
 help:
-	@echo "make book    - set up .venv and build the HTML book strictly (every page executed)"
+	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
+	@echo "make gettext - extract the English messages into locale/zh_CN/ (the Chinese edition's catalogues)"
+	@echo "make translation-status - how much of the Chinese edition is translated"
 	@echo "make test    - set up .venv and run every test (unit, labs, chapters, student edition, book, browser)"
 	@echo "make lab     - open JupyterLab on the labs"
 	@echo "make student - rewrite the student edition of the labs in labs/student/ (committed)"
 	@echo "make metadata - write the labs' nbgrader cell metadata (idempotent)"
 	@echo "make grade SUB='submissions/*.ipynb' [CSV=grades.csv] - grade submissions with the instructor's checks"
 	@echo "make bench   - measure the performance goals side by side"
+	@echo "make bank OUT=bank.gift.txt [SEED=N] - write the question bank for Moodle (GIFT format)"
 	@echo "make scalesim-check - run SCALE-Sim 3.0.0 (own venv) and compare systolic.estimate with it"
 
 $(STAMP): pyproject.toml
@@ -39,15 +42,46 @@ setup: $(STAMP)
 # jupyter-cache keys a page on its own code only: when npukit changes, every
 # page must run again, so the execution cache is dropped.
 CACHE_STAMP := _build/.npukit-cache-stamp
-$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/data/*)
+$(CACHE_STAMP): $(wildcard npukit/*.py npukit/*/*.py npukit/*/*/*.py npukit/data/*)
 	rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $(CACHE_STAMP)
 
+# The build's shared measurements (npukit.shared: the machine profile, latencies, accuracy …) live in
+# $(STORE); every page of one build reads them from there. A build starts a fresh store, and drops the
+# execution cache with it: a cached page would show the old store's numbers next to the new ones.
+STORE := _build/npukit-store
+
 book: $(STAMP) $(CACHE_STAMP)
+	rm -rf $(STORE) _build/.jupyter_cache
 	$(JB) clean . >/dev/null
-	$(JB) build . -W -n --keep-going
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(JB) build . -W -n --keep-going
+	$(MAKE) --no-print-directory book-zh
+	$(PY) tests/edition_check.py _build/html
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
+	@echo "中文版 (the Chinese edition) is at $(CURDIR)/_build/html/zh/index.html"
+
+# The Chinese edition: the same project built with language zh_CN by sphinx-build
+# (Jupyter Book 1's CLI cannot pass -D), from the conf.py that `jupyter-book config
+# sphinx` writes from _config.yml (generated, not committed). It reads every notebook
+# from the execution cache the English build filled (npukit/i18n.py warns if it had
+# to execute one), and is moved under the English site as zh/ (built elsewhere first:
+# myst-nb writes its notebook files next to the output directory).
+ZH_OPTS := -D language=zh_CN -D "html_title=Tensors on Silicon 中文版" \
+	-D nb_execution_cache_path=$(CURDIR)/_build/.jupyter_cache
+book-zh: $(STAMP)
+	$(JB) config sphinx . >/dev/null
+	rm -rf _build/zh _build/html/zh
+	$(BIN)/sphinx-build -b html -W -n --keep-going $(ZH_OPTS) -d _build/zh/doctrees . _build/zh/html
+	mv _build/zh/html _build/html/zh
+
+# Extract the English messages and update locale/zh_CN/ (then translate, then make book).
+gettext: $(STAMP)
+	$(PY) tools/i18n.py extract
+
+# How much of the Chinese edition is translated (fails if a required page is not).
+translation-status: $(STAMP)
+	$(PY) tools/i18n.py status
 
 # ---- tests ------------------------------------------------------------------
 test: $(STAMP)
@@ -57,18 +91,25 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory chapters
 	$(MAKE) --no-print-directory student-test
 	$(MAKE) --no-print-directory nbgrader-check
+	$(MAKE) --no-print-directory bank-check
 	$(MAKE) --no-print-directory book
+	$(MAKE) --no-print-directory book-check
 	$(MAKE) --no-print-directory browser-check
 	@echo "make test: all checks passed."
 
 unit: $(STAMP)
-	$(PYTEST) -q --doctest-modules npukit tests -m "not slow"
+	$(PYTEST) -q --doctest-modules npukit tests -m "not slow and not book"
+
+# The built book quotes each shared quantity with one value (tables and prose; reads _build, < 1 s).
+book-check: $(STAMP)
+	$(PYTEST) -q tests/test_built_book.py -m book
 
 labs: $(STAMP)
 	$(PYTEST) -q $(NBVAL) labs
 
 chapters: $(STAMP)
-	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
+	rm -rf $(STORE)
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 chapters
 
 # Every test that executes notebooks (marked slow): the student edition runs with only its
 # unfinished exercises failing, the grader scores real submissions, the checkers' notebook tests.
@@ -92,6 +133,32 @@ $(NBGSTAMP):
 nbgrader-check: $(STAMP) $(NBGSTAMP)
 	NBGRADER_VENV=$(CURDIR)/$(NBGVENV) $(PYTEST) -q tests/test_nbgrader.py -m slow
 
+# ---- question bank: the GIFT export read back by an independent parser --------------
+# gift-pegjs (npm, MIT) is a PEG grammar of Moodle's GIFT format; it is installed
+# once into .node-gift (stamp file, a second) and parses the whole export (a second).
+GIFTDIR   := .node-gift
+GIFTSTAMP := $(GIFTDIR)/.installed
+
+$(GIFTSTAMP):
+	npm install --silent --no-audit --no-fund --prefix $(GIFTDIR) gift-pegjs@1.0.2
+	@touch $(GIFTSTAMP)
+
+bank-check: $(STAMP)
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(GIFTSTAMP) && \
+		GIFT_PEGJS=$(CURDIR)/$(GIFTDIR)/node_modules $(PYTEST) -q tests/test_bank.py; \
+	else \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+		echo "!! SKIPPED the GIFT parser check: node and npm are not installed.       !!"; \
+		echo "!! Install them with: apt-get install nodejs npm                        !!"; \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	fi
+
+OUT  ?= bank.gift.txt
+SEED ?=
+bank: $(STAMP)
+	$(PY) -m npukit.teach.bank gift -o $(OUT) $(if $(SEED),--seed $(SEED))
+
 browser-check: $(STAMP)
 	@if [ -x /usr/bin/chromium ]; then \
 		$(PY) tests/browser_check.py _build/html; \
@@ -110,7 +177,7 @@ browser-check: $(STAMP)
 # committed copy of that output, which the unit tests compare against.
 SSVENV  := .venv-scalesim
 SSSTAMP := $(SSVENV)/.installed
-SSREF   := tests/data/scalesim_reference.json
+SSREF   := npukit/data/scalesim_reference.json
 
 $(SSSTAMP):
 	@test -x $(SSVENV)/bin/python || $(PYTHON) -m venv $(SSVENV)
@@ -127,8 +194,9 @@ scalesim-reference: $(SSSTAMP)
 
 # ---- authoring helpers --------------------------------------------------------
 # Run one chapter under pytest: make chapter CH=chapters/01_tensors.md
+# (it keeps the store of earlier runs, so a chapter alone runs fast and quotes what the others quoted)
 chapter: $(STAMP)
-	$(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 $(CH)
+	NPUKIT_STORE=$(CURDIR)/$(STORE) $(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 $(CH)
 
 # Re-execute labs in place and save their outputs: make labs-run [LAB=labs/01_tensors.ipynb]
 LAB ?= labs/*.ipynb

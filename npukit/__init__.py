@@ -33,6 +33,9 @@ teach            the labs' checkers and the student edition (``teach.tensors`` â
 tally            the "numbers so far" table every chapter adds rows to
 viz              the book's single plotly look and HTML tables
 measure          timing, machine and OpenVINO device reports
+timing           â€¦ comparing timings: interleaved rounds, a three-way verdict
+machine          this machine's roofline profile, once per build; its ceiling
+shared           every quantity quoted on several pages, once per build
 ================ ==========================================================
 
 Submodules are imported on first use, so ``import npukit`` stays fast and
@@ -54,7 +57,7 @@ CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
                "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "npus",
-               "archs", "figures", "teach", "tally", "viz", "measure")
+               "archs", "figures", "teach", "tally", "viz", "measure", "timing", "machine", "shared")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

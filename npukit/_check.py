@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 import os
 import pathlib
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -31,14 +31,38 @@ def float_data(x: Any, name: str) -> np.ndarray:
     return finite(x, name)
 
 
-def integer(x: Any, name: str, *, minimum: int | None = None) -> int:
-    """Return ``x`` as ``int`` if it is an integer (not bool) >= ``minimum``."""
+#: The most bytes one call may allocate for an array: 2 GiB. Binder gives a kernel
+#: 1-2 GB, so a size mistyped by a few digits (10**12) must be an error before
+#: NumPy or a runtime tries to allocate it, not a MemoryError or a frozen kernel.
+MAX_BYTES = 2**31
+
+
+def integer(x: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``x`` as ``int`` if it is an integer (not bool) in [``minimum``, ``maximum``].
+
+    ``maximum`` bounds a size or a count whose mistyped value (10**12) would
+    hang a notebook or exhaust memory; the message states the bound.
+    """
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(x).__name__} {x!r}")
     x = int(x)
     if minimum is not None and x < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {x}")
+    if maximum is not None and x > maximum:
+        raise ValueError(f"{name} must be <= {maximum:,}, got {x:,}")
     return x
+
+
+def allocation(nbytes: int, name: str) -> int:
+    """Return ``nbytes`` if an array of that many bytes may be allocated (at most :data:`MAX_BYTES`).
+
+    ``name`` is the argument (or arguments) whose values set the size.
+    """
+    nbytes = int(nbytes)
+    if nbytes > MAX_BYTES:
+        raise ValueError(f"{name} would need {nbytes / 2**30:,.1f} GiB; at most {MAX_BYTES / 2**30:.0f} GiB "
+                         "may be allocated (check for a mistyped size)")
+    return nbytes
 
 
 def shape(x: Any, name: str = "shape") -> tuple[int, ...]:
@@ -66,7 +90,13 @@ def power_of_two(x: Any, name: str) -> int:
 
 
 def dtype(x: Any, name: str = "dtype") -> np.dtype:
-    """Return ``np.dtype(x)`` or raise ``TypeError`` naming ``name``."""
+    """Return ``np.dtype(x)`` or raise ``TypeError`` naming ``name``.
+
+    ``None`` is refused: ``np.dtype(None)`` is float64, so a forgotten
+    argument would silently change the type.
+    """
+    if x is None:
+        raise TypeError(f"{name} must be a NumPy dtype (e.g. 'float32'), got None")
     try:
         return np.dtype(x)
     except TypeError as exc:
@@ -74,8 +104,8 @@ def dtype(x: Any, name: str = "dtype") -> np.dtype:
 
 
 def one_of(x: Any, name: str, choices: tuple) -> Any:
-    """Return ``x`` if it is one of ``choices``."""
-    if x not in choices:
+    """Return ``x`` if it is one of ``choices`` (of the same type: ``True`` is not ``1``, ``1.0`` not ``1``)."""
+    if not any(isinstance(x, type(c)) and isinstance(x, bool) == isinstance(c, bool) and x == c for c in choices):
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {x!r}")
     return x
 
@@ -102,9 +132,54 @@ def sequence(x: Any, name: str, *, length: int | None = None, min_length: int = 
     return tuple(x)
 
 
+def real(x: Any, name: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    """Return ``x`` as ``float`` if it is a finite real number (not bool, not complex) in [``minimum``, ``maximum``]."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    if (minimum is not None and x < minimum) or (maximum is not None and x > maximum):
+        bounds = f"in [{minimum}, {maximum}]" if minimum is not None and maximum is not None else (
+            f">= {minimum}" if minimum is not None else f"<= {maximum}")
+        raise ValueError(f"{name} must be {bounds}, got {x}")
+    return x
+
+
+def real_array(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` if it is an array of real numbers: integer or float, not bool, not complex.
+
+    A complex array would lose its imaginary part in real arithmetic, and a
+    bool array is a mask, not numbers.
+    """
+    x = as_array(x, name)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers (integer or float), got dtype {x.dtype}")
+    return x
+
+
+def zero_point(z: Any, name: str, lo: int, hi: int, of: str) -> np.ndarray:
+    """Return ``z`` as an int64 array if it holds integers in [``lo``, ``hi``], the range of ``of``.
+
+    A zero point is a value of the quantized type: outside that type's
+    range it stands for no stored value, and arithmetic with it is wrong
+    without any overflow to show it. ``of`` names the type (e.g.
+    ``"a's dtype uint8"``) for the message.
+    """
+    if isinstance(z, (bool, np.bool_)) or z is None:
+        raise TypeError(f"{name} must be an integer (or an integer array), got {type(z).__name__} {z!r}")
+    a = np.asarray(z) if isinstance(z, (numbers.Integral, np.ndarray, list, tuple)) else None
+    if a is None or a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer (or an integer array), got {type(z).__name__} {z!r:.40}")
+    if a.size and (int(a.min()) < lo or int(a.max()) > hi):
+        bad = a.ravel()[(a.ravel() < lo) | (a.ravel() > hi)][0]
+        raise ValueError(f"{name} must be in [{lo}, {hi}] (the range of {of}), got {int(bad)}")
+    return a.astype(np.int64)
+
+
 def positive(x: Any, name: str) -> float:
     """Return ``x`` as ``float`` if it is a finite real number > 0."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__} {x!r}")
     x = float(x)
     if not (x > 0 and x < float("inf")):
@@ -175,3 +250,44 @@ def path(x: Any, name: str) -> pathlib.Path:
     if str(x) == "":
         raise ValueError(f"{name} must not be empty")
     return pathlib.Path(x)
+
+
+def record(rec: Any, *, text: Sequence[str] = (), counts: Sequence[str] = (), names: Sequence[str] = (),
+           flags: Sequence[str] = (), seconds: Sequence[str] = ()) -> None:
+    """Check a frozen record's fields where it is made (its ``__post_init__``).
+
+    ``text`` fields are str, ``counts`` integers >= 0, ``names`` lists or
+    tuples of str (stored as tuples), ``flags`` ``True``/``False``,
+    ``seconds`` finite real numbers >= 0 (stored as float). Each message names
+    the field.
+    """
+    for f in text:
+        if not isinstance(getattr(rec, f), str):
+            raise TypeError(f"{f} must be a str, got {type(getattr(rec, f)).__name__}")
+    for f in counts:
+        integer(getattr(rec, f), f, minimum=0)
+    for f in names:
+        value = sequence(getattr(rec, f), f)
+        for k, item in enumerate(value):
+            if not isinstance(item, str):
+                raise TypeError(f"{f}[{k}] must be a str, got {type(item).__name__}")
+        object.__setattr__(rec, f, value)
+    for f in flags:
+        boolean(getattr(rec, f), f)
+    for f in seconds:
+        object.__setattr__(rec, f, real(getattr(rec, f), f, minimum=0.0))
+
+
+def image_batch(x: Any, name: str) -> np.ndarray:
+    """Return ``x`` if it is a non-empty 4-D NCHW batch (at least one image; a 3-D array is one image, not a batch)."""
+    x = as_array(x, name)
+    if x.ndim != 4 or len(x) == 0:
+        raise ValueError(f"{name} must be a non-empty 4-D NCHW batch (n >= 1, C, H, W), got shape {x.shape}")
+    return x
+
+
+def function(x: Any, name: str = "fn") -> Any:
+    """Return ``x`` if it can be called (a checker's learner function), else ``TypeError`` naming ``name``."""
+    if not callable(x):
+        raise TypeError(f"{name} must be your function (a callable), got {type(x).__name__} {x!r:.40}")
+    return x

@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 from .graphs import MachineSpec
-from .systolic import Estimate, estimate
-
-if TYPE_CHECKING:
-    from . import tally
+from .systolic import DATAFLOWS, Estimate, estimate
 
 __all__ = [
     "Layer",
@@ -67,7 +64,13 @@ class Layer:
 
     ``macs`` is the layer's useful MACs (default ``count·M·N·K``); it is
     smaller when a mapping computes zeros, as a depthwise layer lowered to
-    one dense GEMM does.
+    one dense GEMM does. ``inputs`` and ``weights`` are the elements of the
+    layer's input tensor and of its parameters, each counted once, as
+    chapter 3's ``graphs.op_counts`` counts them; they default to
+    ``count·M·K`` and ``count·K·N``, the GEMM operands as stored matrices
+    (right for a fully connected layer). A convolution gives its input
+    tensor's size instead: its ``A`` is the im2col matrix, which repeats
+    each input pixel in up to ``k²`` rows and exists only on chip.
     """
 
     name: str
@@ -77,15 +80,30 @@ class Layer:
     count: int = 1
     macs: int = 0
     kind: str = ""
+    inputs: int = 0
+    weights: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise TypeError(f"name must be a string, got {type(self.name).__name__}")
         for attr in ("M", "N", "K", "count"):
             _check.integer(getattr(self, attr), attr, minimum=1)
-        _check.integer(self.macs, "macs", minimum=0)
-        if not self.macs:
-            object.__setattr__(self, "macs", self.count * self.M * self.N * self.K)
+        for attr in ("macs", "inputs", "weights"):
+            _check.integer(getattr(self, attr), attr, minimum=0)
+        _check.text(self.kind, "kind")
+        if self.macs > self.count * self.M * self.N * self.K:
+            raise ValueError(f"macs must be at most count·M·N·K = {self.count * self.M * self.N * self.K:,} "
+                             f"(the useful part of the GEMMs' work), got {self.macs:,}")
+        defaults = {"macs": self.count * self.M * self.N * self.K, "inputs": self.count * self.M * self.K,
+                    "weights": self.count * self.K * self.N}
+        for attr, value in defaults.items():
+            if not getattr(self, attr):
+                object.__setattr__(self, attr, value)
+
+    @property
+    def outputs(self) -> int:
+        """Elements of the layer's output tensor: ``count·M·N``."""
+        return self.count * self.M * self.N
 
 
 def resnet18_layers() -> list[Layer]:
@@ -98,6 +116,8 @@ def resnet18_layers() -> list[Layer]:
     stride-2 projection on its shortcut; a 512→1000 fully connected layer
     ends it. ``M`` = output pixels, ``N`` = filters, ``K`` = k²·C_in
     (SCALE-Sim's convention); identical layers are merged with ``count``.
+    ``inputs`` is each convolution's input tensor (``C_in·H·W`` per GEMM,
+    before padding), not the im2col matrix.
 
     Returns
     -------
@@ -108,17 +128,24 @@ def resnet18_layers() -> list[Layer]:
     >>> layers = resnet18_layers()
     >>> sum(l.count for l in layers), round(sum(l.macs for l in layers) / 1e9, 2)
     (21, 1.81)
+    >>> layers[0].inputs, layers[0].weights, layers[0].outputs       # 3×224×224 in, 64×112×112 out
+    (150528, 9408, 802816)
     """
-    out = [Layer("conv1 7×7/2, 3→64", 112 * 112, 64, 49 * 3, kind="stem")]
+    out = [Layer("conv1 7×7/2, 3→64", 112 * 112, 64, 49 * 3, kind="stem", inputs=3 * 224 * 224)]
     c_in, size = 64, 56
     for stage, c in enumerate((64, 128, 256, 512), start=2):
         if stage > 2:
             size //= 2
-            out.append(Layer(f"conv{stage}_1a 3×3/2, {c_in}→{c}", size * size, c, 9 * c_in, kind="3×3"))
-            out.append(Layer(f"conv{stage} proj 1×1/2, {c_in}→{c}", size * size, c, c_in, kind="1×1"))
-            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=3, kind="3×3"))
+            before = c_in * (2 * size) ** 2             # the previous stage's output
+            out.append(Layer(f"conv{stage}_1a 3×3/2, {c_in}→{c}", size * size, c, 9 * c_in, kind="3×3",
+                             inputs=before))
+            out.append(Layer(f"conv{stage} proj 1×1/2, {c_in}→{c}", size * size, c, c_in, kind="1×1",
+                             inputs=before))
+            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=3, kind="3×3",
+                             inputs=3 * c * size * size))
         else:
-            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=4, kind="3×3"))
+            out.append(Layer(f"conv{stage} 3×3, {c}→{c}", size * size, c, 9 * c, count=4, kind="3×3",
+                             inputs=4 * c * size * size))
         c_in = c
     out.append(Layer("fc 512→1000", 1, 1000, 512, kind="fc"))
     return out
@@ -135,6 +162,10 @@ def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-c
       ``M × 1 × k²``, each filling one column and ``k²`` rows of the array;
     * ``"dense"``: one GEMM of ``M × C × k²C`` whose weight matrix is block
       diagonal, all but ``1/C`` of its MACs multiply zeros.
+
+    Each layer's ``inputs`` and ``weights`` are its input tensor and its
+    parameters as :func:`npukit.models.summary` reports them, so
+    :func:`dram_bytes` counts what chapter 3's ``graphs.op_counts`` counts.
 
     Parameters
     ----------
@@ -165,23 +196,26 @@ def cameranet_layers(net: Any = None, *, batch: int = 1, depthwise: str = "per-c
     if not isinstance(depthwise, str):
         raise TypeError(f"depthwise must be a string, 'per-channel' or 'dense'; got {type(depthwise).__name__}")
     _check.one_of(depthwise, "depthwise", ("per-channel", "dense"))
+    if net is not None:  # an ONNX model has no .layers: summarise the CameraNet it came from
+        _check.instance(net, "net", models.CameraNet, "models.CameraNet (or None for the default one)")
     net = models.CameraNet() if net is None else net
     by_name = {layer.name: layer for layer in net.layers}
     out = []
     for r in models.summary(net, batch):
+        tensors = dict(inputs=math.prod(r["input"]), weights=r["params"])
         if r["op"] == "Gemm":
-            out.append(Layer(r["layer"], batch, r["output"][1], r["input"][1], kind="fc"))
+            out.append(Layer(r["layer"], batch, r["output"][1], r["input"][1], kind="fc", **tensors))
         if r["op"] != "Conv":
             continue
         layer = by_name[r["layer"]]
         _, c_out, h, w = r["output"]
         M, k2 = batch * h * w, layer.kernel**2
         if r["kind"] == "depthwise" and depthwise == "per-channel":
-            out.append(Layer(r["layer"], M, 1, k2, count=c_out, kind="depthwise"))
+            out.append(Layer(r["layer"], M, 1, k2, count=c_out, kind="depthwise", **tensors))
         elif r["kind"] == "depthwise":
-            out.append(Layer(r["layer"], M, c_out, k2 * c_out, macs=r["macs"], kind="depthwise"))
+            out.append(Layer(r["layer"], M, c_out, k2 * c_out, macs=r["macs"], kind="depthwise", **tensors))
         else:
-            out.append(Layer(r["layer"], M, c_out, k2 * layer.cin, kind=r["kind"]))
+            out.append(Layer(r["layer"], M, c_out, k2 * layer.cin, kind=r["kind"], **tensors))
         if out[-1].macs != r["macs"]:  # the lowering must do exactly the layer's MACs
             raise RuntimeError(f"cameranet_layers: {r['layer']} lowers to {out[-1].macs} MACs, the layer has {r['macs']}")
     return out
@@ -196,6 +230,20 @@ class LayerEstimate:
     cycles: int
     utilization: float
 
+    def __post_init__(self) -> None:
+        _check.instance(self.layer, "layer", Layer, "accelerator.Layer")
+        _check.instance(self.estimate, "estimate", Estimate, "systolic.Estimate")
+        e = self.estimate
+        if (e.M, e.N, e.K) != (self.layer.M, self.layer.N, self.layer.K):
+            raise ValueError(f"estimate must be of the layer's GEMM {(self.layer.M, self.layer.N, self.layer.K)}, "
+                             f"got {(e.M, e.N, e.K)}")
+        if _check.integer(self.cycles, "cycles", minimum=1) != self.layer.count * e.cycles:
+            raise ValueError(f"cycles must be count × the estimate's cycles = {self.layer.count * e.cycles}, "
+                             f"got {self.cycles}")
+        want = self.layer.macs / (e.rows * e.cols * self.cycles)
+        if not np.isclose(_check.real(self.utilization, "utilization"), want, rtol=1e-9, atol=0):
+            raise ValueError(f"utilization must be macs / (PEs × cycles) = {want}, got {self.utilization}")
+
 
 @dataclass(frozen=True)
 class ModelTable:
@@ -205,6 +253,17 @@ class ModelTable:
     cols: int
     dataflow: str
     layers: tuple[LayerEstimate, ...]
+
+    def __post_init__(self) -> None:
+        R, C = _array(self.rows, self.cols)
+        _check.one_of(self.dataflow, "dataflow", DATAFLOWS)
+        layers = _check.sequence(self.layers, "layers", min_length=1)
+        for i, x in enumerate(layers):
+            _check.instance(x, f"layers[{i}]", LayerEstimate, "accelerator.LayerEstimate")
+            if (x.estimate.rows, x.estimate.cols, x.estimate.dataflow) != (R, C, self.dataflow):
+                raise ValueError(f"layers[{i}] must be estimated on this {R}×{C} {self.dataflow} array, got "
+                                 f"{x.estimate.rows}×{x.estimate.cols} {x.estimate.dataflow}")
+        object.__setattr__(self, "layers", layers)
 
     @property
     def cycles(self) -> int:
@@ -252,7 +311,7 @@ def model_table(layers: Sequence[Layer], rows: int, cols: int, dataflow: str = "
     --------
     >>> t = model_table(resnet18_layers(), 32, 32, "ws")
     >>> t.layers[0].estimate.folds, round(t.utilization, 3)
-    (10, 0.621)
+    (10, 0.62)
     """
     layers = _check.sequence(layers, "layers", min_length=1)
     R, C = _array(rows, cols)
@@ -372,38 +431,50 @@ def array_machine(rows: int, cols: int, clock_hz: float, dram_bandwidth: float) 
                        "2 ops per MAC × PEs × clock (assumed clock)", "assumed DRAM bandwidth")
 
 
-def dram_bytes(M: int, N: int, K: int, itemsize: int = 1, out_itemsize: int = 4) -> int:
-    """Compulsory DRAM bytes of a GEMM: read ``A`` and ``B`` once, write ``C`` once.
+def dram_bytes(layer: Layer, itemsize: int = 1, out_itemsize: int | None = None) -> int:
+    """Compulsory DRAM bytes of a layer: its input, its weights and its output, each tensor once.
 
-    What an array whose SRAM holds a layer's operands (double buffered, so
-    loads overlap compute) must still move from and to DRAM.
+    What an array must still move from and to DRAM when its SRAM holds what
+    the folds reuse: the window of input rows a convolution's im2col reads
+    many times, the weights, the partial sums (which stay on chip, beside
+    the array). This is chapter 3's ``graphs.op_counts`` convention: the
+    im2col matrix, which repeats each input pixel up to ``k²`` times, is
+    built on chip and never crosses DRAM.
 
     Parameters
     ----------
-    M, N, K : int
-        GEMM dimensions.
-    itemsize, out_itemsize : int
-        Bytes per element of ``A`` and ``B``, and of ``C``.
+    layer : Layer
+        The layer (its ``inputs``, ``weights`` and ``outputs``).
+    itemsize : int
+        Bytes per input and weight element (1 for INT8).
+    out_itemsize : int, optional
+        Bytes per output element; default ``itemsize`` (an INT8 layer
+        writes its requantized INT8 output, not its 32-bit sums).
 
     Returns
     -------
     int
-        ``(M·K + K·N)·itemsize + M·N·out_itemsize``.
+        ``(inputs + weights)·itemsize + outputs·out_itemsize``.
 
     Raises
     ------
     TypeError, ValueError
-        For non-integer or non-positive arguments.
+        If ``layer`` is not a :class:`Layer`, or an itemsize is not a
+        positive integer.
 
     Examples
     --------
-    >>> dram_bytes(256, 32, 16)                  # int8 operands, int32 outputs
-    37376
+    >>> conv = Layer("3×3, 16→32 on 8×8", M=64, N=32, K=144, inputs=16 * 8 * 8)
+    >>> dram_bytes(conv)                          # INT8: 1,024 + 4,608 + 2,048
+    7680
+    >>> conv.count * conv.M * conv.K              # the im2col matrix, 9× the input
+    9216
     """
-    M, N, K = (_check.integer(v, n, minimum=1) for v, n in ((M, "M"), (N, "N"), (K, "K")))
+    if not isinstance(layer, Layer):
+        raise TypeError(f"layer must be an accelerator.Layer, got {type(layer).__name__}")
     isz = _check.integer(itemsize, "itemsize", minimum=1)
-    osz = _check.integer(out_itemsize, "out_itemsize", minimum=1)
-    return (M * K + K * N) * isz + M * N * osz
+    osz = isz if out_itemsize is None else _check.integer(out_itemsize, "out_itemsize", minimum=1)
+    return (layer.inputs + layer.weights) * isz + layer.outputs * osz
 
 
 def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarray:
@@ -433,6 +504,7 @@ def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarr
     K = _check.integer(K, "K", minimum=1)
     R = _check.integer(rows, "rows", minimum=1)
     ld = K if ld is None else _check.integer(ld, "ld", minimum=1)
+    _check.allocation(8 * 3 * (M + R) * R, "M and rows")  # int64 (M + rows - 1) × rows addresses, and temporaries
     if ld < K:
         raise ValueError(f"ld must be >= K = {K} (a row of A must fit), got {ld}")
     t = np.arange(M + R - 1)[:, None]
@@ -477,7 +549,9 @@ def bank_conflicts(addresses: np.ndarray, banks: int) -> int:
     if addresses.ndim != 2 or addresses.dtype.kind not in "iu":
         raise ValueError(f"addresses must be a 2-D integer array (cycles, ports), got {addresses.dtype} "
                          f"{addresses.shape}")
-    banks = _check.integer(banks, "banks", minimum=1)
+    banks = _check.integer(banks, "banks", minimum=1, maximum=2**20)
+    if addresses.size and addresses.min() < -1:  # -1 is an idle port; another negative is no address
+        raise ValueError(f"addresses must be word addresses >= 0 (or -1 for an idle port), got {addresses.min()}")
     extra = 0
     for row in addresses:
         hit = row[row >= 0] % banks
@@ -532,6 +606,7 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
         raise TypeError(f"est must be a systolic.Estimate, got {type(est).__name__}")
     bw = _check.positive(dram_bytes_per_cycle, "dram_bytes_per_cycle")
     isz = _check.integer(itemsize, "itemsize", minimum=1)
+    double_buffer = _check.boolean(double_buffer, "double_buffer")
     if est.dataflow == "os":
         elements = est.stream * (est.rows + est.cols)
     else:
@@ -548,12 +623,13 @@ def fold_timeline(est: Estimate, dram_bytes_per_cycle: float, *, itemsize: int =
 # ---- numbers so far -----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 5's rows of the "numbers so far" table: CameraNet on a systolic array.
 
     Follows the contract of :mod:`npukit.tally`: CameraNet's layers
     (depthwise mapped per channel) on a 32×32 weight-stationary array, and
-    its largest pointwise layer on a 128×128 one.
+    its largest pointwise layer on a 128×128 one, both for one image (the
+    batch is in the rows' labels: chapter 4's rows use the context's batch).
 
     Examples
     --------
@@ -561,19 +637,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.chapter for r in numbers(tally.Context())]
     [5, 5, 5]
     """
-    from . import tally
     from .gemm import largest_pointwise
 
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     t = model_table(cameranet_layers(ctx.net), 32, 32, "ws")
     name, (M, N, K) = largest_pointwise(ctx.net)        # chapter 4's (M = c_out, N = pixels)
     big = estimate(N, M, K, 128, 128, "ws")               # here: M = pixels, N = filters
     return [
-        tally.Row(5, "CameraNet on a 32×32 weight-stationary array (depthwise per channel)",
-                  f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
-        tally.Row(5, f"{name} on a 128×128 array (WS)",
+        _tally.Row(5, "CameraNet, batch 1, on a 32×32 weight-stationary array (depthwise per channel)",
+                   f"{t.cycles:,} cycles, utilization {t.utilization:.1%}", "npukit.accelerator.model_table"),
+        _tally.Row(5, f"{name}, batch 1, on a 128×128 array (WS)",
                   f"{big.cycles:,} cycles, utilization {big.utilization:.2%}", "npukit.systolic.estimate"),
-        tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
+        _tally.Row(5, "peak of a 128×128 INT8 array at 1 GHz (a MAC = 2 ops)",
                   f"{peak_tops(128, 128, 1e9):.1f} TOPS", "npukit.accelerator.peak_tops"),
     ]

@@ -38,12 +38,13 @@ _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 def _positives(values: Any, name: str, *, default: list[int] | None = None) -> list[int]:
     """``values`` (or ``default`` when None) as a non-empty list of integers ≥ 1."""
-    values = default if values is None else _check.sequence(values, name, min_length=1)
+    values = default if values is None and default is not None else _check.sequence(values, name, min_length=1)
     return [_check.integer(v, f"{name}[{i}]", minimum=1) for i, v in enumerate(values)]
 
 
 def _timing(repeat: Any, warmup: Any, seed: Any) -> tuple[int, int, np.random.Generator]:
-    repeat, warmup = _check.integer(repeat, "repeat", minimum=1), _check.integer(warmup, "warmup", minimum=0)
+    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=1_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=1_000)
     return repeat, warmup, np.random.default_rng(_check.integer(seed, "seed", minimum=0))
 
 
@@ -169,7 +170,8 @@ def ladder(n: int = 1024, *, python_n: int = 48, row_n: int = 128, small_tile: S
     >>> [r.name for r in rungs], all(r.ok for r in rungs)
     (['python', 'row-vectorised', 'tiled, small tile', 'tiled, good tile', 'numpy.matmul'], True)
     """
-    n, python_n, row_n = (_check.integer(v, k, minimum=1) for v, k in ((n, "n"), (python_n, "python_n"), (row_n, "row_n")))
+    n, python_n, row_n = (_check.integer(v, k, minimum=1, maximum=top)  # python_n³ and row_n² Python steps
+                          for v, k, top in ((n, "n", 8192), (python_n, "python_n", 256), (row_n, "row_n", 512)))
     small_tile, good_tile = _tile(small_tile, "small_tile"), _tile(good_tile, "good_tile")
     dt = _check.dtype(dtype)
     if dt not in (np.float32, np.float64):
@@ -248,6 +250,8 @@ class Breakdown:
     def __post_init__(self) -> None:
         _check.integer(self.n, "n", minimum=1)
         object.__setattr__(self, "sides", tuple(_positives(self.sides, "sides")))
+        if any(b >= c for b, c in zip(self.sides, self.sides[1:])):
+            raise ValueError(f"sides must be increasing, got {self.sides}")
         for field in ("all", "one"):
             t = _check.instance(getattr(self, field), field, Timings)
             if len(t.tiled) != len(self.sides):
@@ -403,7 +407,7 @@ def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, 
     >>> list(bd.components("one")), bd.model("all").shape
     (['arithmetic', 'small calls', 'threading', 'tile traffic', 'accumulation', 'Python loop', 'rest'], (2,))
     """
-    n = _check.integer(n, "n", minimum=1)
+    n = _check.integer(n, "n", minimum=1, maximum=8192)
     sides = _positives(sides, "sides")
     if any(b >= c for b, c in zip(sides, sides[1:])):
         raise ValueError(f"sides must be increasing, got {sides}")
@@ -435,6 +439,8 @@ class Transposes:
         for field in ("copy", "naive"):
             object.__setattr__(self, field, _check.positive(getattr(self, field), field))
         object.__setattr__(self, "sides", tuple(_positives(self.sides, "sides")))
+        if any(b >= c for b, c in zip(self.sides, self.sides[1:])):
+            raise ValueError(f"sides must be increasing, got {self.sides}")
         object.__setattr__(self, "blocked", _seconds(self.blocked, "blocked"))
         if len(self.blocked) != len(self.sides):
             raise ValueError(f"blocked must have one time per side ({len(self.sides)}), got {len(self.blocked)}")
@@ -480,7 +486,10 @@ def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512)
     ((8, 16), 2, True)
     """
     n = _check.integer(n, "n", minimum=1)
+    _check.allocation(2 * 4 * n * n, "n")  # the float32 matrix and its transpose
     sides = _positives(sides, "sides")
+    if any(b >= c for b, c in zip(sides, sides[1:])):
+        raise ValueError(f"sides must be increasing, got {sides}")
     repeat, _, rng = _timing(repeat, 0, seed)
     a = rng.standard_normal((n, n), dtype=np.float32)
     out = np.empty_like(a)

@@ -22,15 +22,15 @@ See chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 from .models import CameraNet
 
 if TYPE_CHECKING:
-    from . import tally
     from .accelerator import ModelTable
     from .graphs import MachineSpec
 
@@ -39,6 +39,9 @@ __all__ = ["NPU_ARRAY", "CALIBRATION_SEED", "variant", "Check", "LayerRow", "Loo
 #: The hypothetical NPU array every estimate of chapter 8 uses: an ASSUMED
 #: size, clock and DRAM bandwidth (chapter 5's 32×32 weight-stationary array
 #: and its edge-SoC memory), not a product's datasheet.
+#: The widest :func:`variant`: 16 × CameraNet's channels (2,048 in the last block).
+MAX_WIDTH = 16
+
 NPU_ARRAY: dict[str, float] = {"rows": 32, "cols": 32, "clock_hz": 1e9, "dram_bandwidth": 136.5e9}
 
 #: Seed of the calibration images (chapter 6's representative set).
@@ -76,7 +79,9 @@ def variant(width: float = 1.0, size: int = 32) -> CameraNet:
     width = _check.positive(width, "width")
     if width < 1:
         raise ValueError(f"width must be >= 1 (a variant copies channels, it cannot drop them), got {width}")
-    size = _check.integer(size, "size", minimum=16)
+    if width > MAX_WIDTH:  # 1e6 would ask for 10**12-weight convolutions
+        raise ValueError(f"width must be <= {MAX_WIDTH} (a {MAX_WIDTH}× CameraNet has {MAX_WIDTH * 128} channels), got {width}")
+    size = _check.integer(size, "size", minimum=16, maximum=1024)
     base = CameraNet.pretrained()
     wide = lambda c: int(round(c * width))  # noqa: E731
     cfg = base.config
@@ -111,6 +116,16 @@ class Check:
     limit: float
     rule: str = "<="
 
+    def __post_init__(self) -> None:
+        for f in ("stage", "quantity"):
+            if not _check.text(getattr(self, f), f).strip():
+                raise ValueError(f"{f} must not be empty")
+        v = self.value  # NaN is a measurement that failed: it is kept, and never passes
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"value must be a real number, got {type(v).__name__} {v!r}")
+        _check.real(self.limit, "limit")
+        _check.one_of(self.rule, "rule", ("<=", ">="))
+
     @property
     def ok(self) -> bool:
         """True if the stage passed (a NaN value never passes)."""
@@ -133,6 +148,20 @@ class LayerRow:
     array_us: float  #: max(cycles / clock, INT8 compulsory bytes / DRAM bandwidth)
     measured_us: dict = field(default_factory=dict)  #: precision → median µs from the per-layer profile
 
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name", "kind"), counts=("macs", "flops", "bytes_fp32", "bytes_int8", "cycles"),
+                      seconds=("roofline_us", "array_us"))
+        if self.flops < 2 * self.macs:
+            raise ValueError(f"flops must be at least 2 × macs = {2 * self.macs}, got {self.flops}")
+        if self.bytes_int8 > self.bytes_fp32:
+            raise ValueError(f"bytes_int8 must be at most bytes_fp32 ({self.bytes_fp32}), got {self.bytes_int8}")
+        _check.one_of(self.bound, "bound", ("memory", "compute"))
+        if not isinstance(self.measured_us, dict):
+            raise TypeError(f"measured_us must be a dict of precision → µs, got {type(self.measured_us).__name__}")
+        for k, v in self.measured_us.items():
+            _check.text(k, "measured_us key")
+            _check.real(v, f"measured_us[{k!r}]", minimum=0.0)
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -152,6 +181,35 @@ class Loop:
     array: ModelTable
     machine: MachineSpec
     heldout: int  #: held-out images behind ``accuracy`` and ``agreement``
+
+    def __post_init__(self) -> None:
+        from .accelerator import ModelTable
+        from .deploy import Benchmark
+        from .graphs import MachineSpec
+
+        _check.instance(self.net, "net", CameraNet)
+        for f in ("model", "folded", "qdq"):
+            if type(getattr(self, f)).__name__ != "ModelProto":
+                raise TypeError(f"{f} must be an onnx.ModelProto, got {type(getattr(self, f)).__name__}")
+            _walkable(getattr(self, f), f)
+        _check.text(self.device, "device")
+        object.__setattr__(self, "checks", _check.sequence(self.checks, "checks", min_length=1))
+        for i, c in enumerate(self.checks):
+            _check.instance(c, f"checks[{i}]", Check)
+        for f, lo, hi in (("accuracy", 0.0, 1.0), ("agreement", 0.0, 1.0), ("max_diff", 0.0, None)):
+            d = getattr(self, f)
+            if not isinstance(d, dict):
+                raise TypeError(f"{f} must be a dict, got {type(d).__name__}")
+            for k, v in d.items():
+                _check.real(v, f"{f}[{k!r}]", minimum=lo, maximum=hi)
+        if not isinstance(self.latency, dict) or not all(isinstance(b, Benchmark) for b in self.latency.values()):
+            raise TypeError("latency must be a dict of precision → deploy.Benchmark")
+        object.__setattr__(self, "layers", _check.sequence(self.layers, "layers"))
+        for i, r in enumerate(self.layers):
+            _check.instance(r, f"layers[{i}]", LayerRow)
+        _check.instance(self.array, "array", ModelTable, "accelerator.ModelTable")
+        _check.instance(self.machine, "machine", MachineSpec, "graphs.MachineSpec")
+        _check.integer(self.heldout, "heldout", minimum=1)
 
     @property
     def passed(self) -> bool:
@@ -210,7 +268,7 @@ def _layers(folded: Any, net: CameraNet, machine: MachineSpec, profiles: dict) -
         e = est[c.name]
         L = e.layer
         t_array = max(e.cycles / NPU_ARRAY["clock_hz"],
-                      dram_bytes(L.M, L.N, L.K, itemsize=1, out_itemsize=1) * L.count / NPU_ARRAY["dram_bandwidth"])
+                      dram_bytes(L) / NPU_ARRAY["dram_bandwidth"])
         rows.append(LayerRow(c.name, L.kind or c.op_type, c.macs, c.flops, c.bytes, int8[c.name],
                              machine.bound(c.flops / c.bytes),
                              1e6 * max(c.flops / machine.peak_flops, c.bytes / machine.bandwidth), e.cycles,
@@ -267,7 +325,8 @@ def _front(net: CameraNet, calibration: np.ndarray, method: str, few: np.ndarray
 
 def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: str = "CPU",
                 calibration: np.ndarray | None = None, method: str = "minmax", heldout: int = 500,
-                min_agreement: float = 0.95, warmup: int = 10, runs: int = 100) -> Loop:
+                min_agreement: float = 0.95, warmup: int = 10, runs: int = 100,
+                latency: Mapping[str, Any] | None = None) -> Loop:
     """Run chapter 8's stages on ``net``: export, fold, quantize, contract, compile, verify, benchmark, profile.
 
     The calls chapter 8 makes one by one, in one place, so that the "numbers
@@ -277,14 +336,21 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     its convolutions and fully connected layers must run INT8 kernels.
     Latency is measured on models compiled without ``PERF_COUNT``, the
     per-layer profile on a second compilation with it, so that profiling's
-    own cost does not enter the benchmark. See chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
+    own cost does not enter the benchmark; the precisions are timed against
+    each other in interleaved rounds (:func:`npukit.deploy.benchmark_many`),
+    so that a busy minute cannot decide which one is faster. See chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
 
-    Parameters: ``machine``, this machine's roofline (default: measured);
-    ``device`` to compile for; ``calibration`` images (default: 128 of
+    Parameters: ``machine``, this machine's roofline (default: this
+    build's profile, :func:`npukit.machine.profile`); ``device`` to compile
+    for; ``calibration`` images (default: 128 of
     ``shapes_dataset(seed=CALIBRATION_SEED)``) and the observer ``method`` of
-    :func:`npukit.ptq.to_qdq`; ``heldout`` images (seed ``HELDOUT_SEED``)
-    for accuracy and agreement; ``min_agreement`` in [0, 1) that BF16 and INT8
-    must reach; ``warmup`` and ``runs`` of each benchmark.
+    :func:`npukit.ptq.to_qdq`; ``heldout``, how many images of the one
+    held-out draw (:func:`npukit.data.heldout`, a prefix) score accuracy and
+    agreement; ``min_agreement`` in [0, 1) that BF16 and INT8 must reach;
+    ``warmup`` and ``runs`` (rounds) of the interleaved benchmark; ``latency``,
+    precision → :class:`npukit.deploy.Benchmark` already measured for these
+    models (the build's store passes the shipped model's, so it is measured
+    once), instead of benchmarking here.
 
     Raises
     ------
@@ -300,29 +366,35 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
     (True, ['export', 'fold', 'fold'])
     """
     from . import deploy
+    from .data import HELDOUT_N
+    from .data import heldout as heldout_draw
     from .data import shapes_dataset
     from .graphs import MachineSpec
-    from .roofline import measure_machine
-    from .train import HELDOUT_SEED
+    from .machine import profile
 
     _check.instance(net, "net", CameraNet)
     device = _check.text(device, "device")
     method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "mse"))
     heldout = _check.integer(heldout, "heldout", minimum=1)
+    if heldout > HELDOUT_N:
+        raise ValueError(f"heldout must be at most {HELDOUT_N}, the size of the held-out draw, got {heldout}")
     min_agreement = _check.fraction(min_agreement, "min_agreement")
-    warmup, runs = _check.integer(warmup, "warmup", minimum=0), _check.integer(runs, "runs", minimum=1)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=100_000)
+    runs = _check.integer(runs, "runs", minimum=3, maximum=100_000)
     if calibration is None:
         calibration = shapes_dataset(128, seed=CALIBRATION_SEED, size=net.size)[0]
     _calibration(calibration, net.size)
+    if latency is not None and not isinstance(latency, Mapping):
+        raise TypeError(f"latency must be a mapping of precision names to deploy.Benchmark, got {type(latency).__name__}")
     if machine is None:
-        machine = measure_machine(repeat=3, n=512)
+        machine = profile().machine
     _check.instance(machine, "machine", MachineSpec)
-    images, labels = shapes_dataset(heldout, seed=HELDOUT_SEED, size=net.size)
+    images, labels = heldout_draw(heldout, size=net.size)
     ref = net(images)
     model, folded, qdq, checks = _front(net, calibration, method, images[:4], ref[:4])
     models = {"folded": folded, "qdq": qdq}
     accuracy = {"float": float((ref.argmax(1) == labels).mean())}
-    agreement, max_diff, latency, profiles = {}, {}, {}, {}
+    agreement, max_diff, timed, profiles = {}, {}, {}, {}
     for label, (which, hint) in _PRECISIONS.items():          # 5-8: compile, verify, benchmark, profile
         try:                                                   # timed without PERF_COUNT: profiling costs time
             compiled = deploy.compile(models[which], device, precision=hint)
@@ -339,15 +411,24 @@ def closed_loop(net: CameraNet, *, machine: MachineSpec | None = None, device: s
         max_diff[label] = float(np.abs(top - ref).max())
         checks.append(Check("verify", f"max |{label} − float| (logits)", max_diff[label], 1e-4) if label == "FP32"
                       else Check("verify", f"{label} top-1 agreement with float", agreement[label], min_agreement, ">="))
-        latency[label] = deploy.benchmark(compiled, images[:1], warmup=warmup, runs=runs)
+        timed[label] = compiled
         profiled = deploy.compile(models[which], device, precision=hint, profile=True)
         profiles[label] = _profile(profiled, images[:1], models[which])
+    if latency is None:
+        latency = (deploy.benchmark_many(timed, images[:1], warmup=warmup, runs=runs) if len(timed) > 1 else
+                   {k: deploy.benchmark(c, images[:1], warmup=warmup, runs=runs) for k, c in timed.items()})
+    else:
+        latency = dict(latency)
+        for label in timed:
+            if not isinstance(latency.get(label), deploy.Benchmark):
+                raise ValueError(f"latency must hold a deploy.Benchmark for every precision compiled, "
+                                 f"{', '.join(timed)}; {label!r} is missing")
     layers, table = _layers(folded, net, machine, profiles)
     return Loop(net, model, folded, qdq, device, tuple(checks), accuracy, agreement, max_diff, latency, layers,
                 table, machine, heldout)
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 8's rows of the "numbers so far" table: bytes, roofline class, cycles, latency, agreement.
 
     Reads ``ctx.loop`` (:func:`closed_loop` of ``ctx.net``, run on first use).
@@ -366,9 +447,7 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.quantity for r in numbers(ctx)][:2]
     ['bytes per image through memory, every layer alone: float32 / INT8', 'roofline class on this machine']
     """
-    from . import tally
-
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
     loop, m, arr = ctx.loop, ctx.loop.machine, NPU_ARRAY
     flops, nbytes = sum(r.flops for r in loop.layers), sum(r.bytes_fp32 for r in loop.layers)
     n_mem = sum(r.bound == "memory" for r in loop.layers)
@@ -378,21 +457,22 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
         return " / ".join(format(d[k], fmt) if k in d else "-" for k in keys)
 
     return [
-        tally.Row(8, "bytes per image through memory, every layer alone: float32 / INT8",
+        _tally.Row(8, "bytes per image through memory, every layer alone: float32 / INT8",
                   f"{nbytes:,} B / {sum(r.bytes_int8 for r in loop.layers):,} B", "graphs.op_counts of the folded graph's Conv and Gemm nodes (itemsize 4, then 1)"),
-        tally.Row(8, "roofline class on this machine",
+        _tally.Row(8, "roofline class on this machine",
                   f"{m.bound(flops / nbytes)}-bound: {flops / nbytes:.1f} FLOP/B vs ridge {m.ridge:.1f} FLOP/B; "
                   f"{n_mem} of {len(loop.layers)} layers memory-bound", f"MachineSpec.bound, measure_machine on {m.cpu}"),
-        tally.Row(8, f"cycles on an assumed {arr['rows']:g}×{arr['cols']:g} WS array at {arr['clock_hz'] / 1e9:g} GHz",
+        _tally.Row(8, f"cycles on an assumed {arr['rows']:g}×{arr['cols']:g} WS array at {arr['clock_hz'] / 1e9:g} GHz",
                   f"{loop.array.cycles:,} ({loop.array.cycles / arr['clock_hz'] * 1e6:.1f} µs, "
                   f"utilization {loop.array.utilization:.1%})", "accelerator.model_table (capstone.NPU_ARRAY)"),
-        tally.Row(8, f"latency, batch 1, {loop.device}: FP32 / BF16 / INT8 (median ms, after warm-up)",
-                  per(ms, tuple(_PRECISIONS), ".3f"),
-                  "deploy.benchmark (this machine)"),
-        tally.Row(8, "held-out accuracy: float / FP32 / BF16 / INT8", per(loop.accuracy, ("float", *_PRECISIONS), ".1%"),
+        _tally.Row(8, f"latency, batch 1, {loop.device}: FP32 / BF16 / INT8 (median ms, after warm-up)",
+                   per(ms, tuple(_PRECISIONS), ".3f"),
+                   f"deploy.benchmark_many: {len(next(iter(loop.latency.values())).times)} interleaved rounds "
+                   "(this machine)"),
+        _tally.Row(8, "held-out accuracy: float / FP32 / BF16 / INT8", per(loop.accuracy, ("float", *_PRECISIONS), ".1%"),
                   f"NumPy, then OpenVINO on {loop.heldout:,} held-out images"),
-        tally.Row(8, "top-1 agreement with float: FP32 / BF16 / INT8", per(loop.agreement, tuple(_PRECISIONS), ".1%"),
+        _tally.Row(8, "top-1 agreement with float: FP32 / BF16 / INT8", per(loop.agreement, tuple(_PRECISIONS), ".1%"),
                   "deployed models vs the NumPy network"),
-        tally.Row(8, "closed-loop checks passed", f"{sum(c.ok for c in loop.checks)} of {len(loop.checks)}",
+        _tally.Row(8, "closed-loop checks passed", f"{sum(c.ok for c in loop.checks)} of {len(loop.checks)}",
                   "capstone.closed_loop"),
     ]

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import _check
+from .graphs import _walkable
 
 __all__ = [
     "supported_ops", "NPUProfile", "ILLUSTRATIVE_NPU", "Violation", "check_contract", "Partition", "partition",
@@ -74,18 +75,56 @@ def supported_ops(model: Any, device: str = "CPU", *, core: Any = None) -> dict[
     >>> ops["stem.conv"]
     'CPU'
     """
-    from .deploy import DEVICES, _core, _present, _read
+    from .deploy import DEVICES, _check_graph, _core, _device, _present, _read
 
     if not isinstance(device, str) or not device:
         raise TypeError(f"device must be a device name such as 'CPU', got {device!r}")
+    _check_graph(model)  # OpenVINO's reader never returns on a cyclic graph
     core = _core(core)
     available = tuple(core.available_devices)
     if device.split(".")[0] in DEVICES and _present(device, available) is None:
         raise ValueError(f"device {device!r} is not on this machine (OpenVINO sees {', '.join(available)})")
+    _device(device, core)
     return dict(core.query_model(_read(model, core), device))
 
 
 # ---- an NPU contract ----------------------------------------------------------------------------
+
+#: The rules :func:`check_contract` checks, the values of :attr:`Violation.rule`.
+_RULES = ("op", "rank", "conv_stride", "static_shape", "dtype")
+
+
+def _op_types(ops: Any, name: str) -> frozenset:
+    """``ops`` as a frozenset of ONNX operator type names (a set, list or tuple of them; a string is refused)."""
+    if isinstance(ops, str):  # "ConvRelu" would be tested by substring, list("Conv") is letters
+        raise TypeError(f"{name} must be a set, list or tuple of operator types such as {{'Conv', 'Relu'}}, got str")
+    if isinstance(ops, (set, frozenset)):
+        ops = sorted(ops, key=repr)
+    ops = _check.sequence(ops, name, min_length=1)
+    for i, op in enumerate(ops):
+        if not isinstance(op, str) or not op.isidentifier() or not op[0].isupper():
+            raise (TypeError if not isinstance(op, str) else ValueError)(
+                f"{name}[{i}] must be an ONNX operator type such as 'Conv', got {op!r}")
+    return frozenset(ops)
+
+
+def _dtype_names(dtypes: Any, name: str) -> frozenset:
+    """``dtypes`` as a frozenset of NumPy dtype names ("float32", "int8" …), each checked."""
+    if isinstance(dtypes, str):
+        raise TypeError(f"{name} must be a set, list or tuple of dtype names such as {{'int8', 'float16'}}, got str")
+    if isinstance(dtypes, (set, frozenset)):
+        dtypes = sorted(dtypes, key=repr)
+    dtypes = _check.sequence(dtypes, name, min_length=1)
+    for i, t in enumerate(dtypes):
+        _check.text(t, f"{name}[{i}]")
+        try:
+            ok = np.dtype(t).name == t
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{name}[{i}] must be a NumPy dtype name such as 'float32' or 'int8', got {t!r}")
+    return frozenset(dtypes)
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +145,23 @@ class NPUProfile:
     max_tensors: int = 64  #: at most this many tensors (activations + weights) in one NPU subgraph
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not _check.text(self.name, "name"):
+            raise ValueError("name must not be empty")
+        object.__setattr__(self, "ops", _op_types(self.ops, "ops"))
+        object.__setattr__(self, "max_rank", _check.integer(self.max_rank, "max_rank", minimum=1, maximum=64))
+        strides = _check.sequence(self.conv_strides, "conv_strides", min_length=1)
+        object.__setattr__(self, "conv_strides", tuple(
+            _check.integer(v, f"conv_strides[{i}]", minimum=1) for i, v in enumerate(strides)))
+        _check.boolean(self.static_shapes, "static_shapes")
+        object.__setattr__(self, "dtypes", _dtype_names(self.dtypes, "dtypes"))
+        object.__setattr__(self, "max_tensors", _check.integer(self.max_tensors, "max_tensors", minimum=2))
+        if not isinstance(self.sources, Mapping):
+            raise TypeError(f"sources must be a mapping of rule names to citations, got {type(self.sources).__name__}")
+        for k, v in self.sources.items():
+            _check.one_of(k, "sources key", _RULES + ("max_tensors",))
+            _check.text(v, f"sources[{k!r}]")
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "NPUProfile":
         """Build a profile from a dict (as read from JSON).
@@ -122,11 +178,11 @@ class NPUProfile:
         if extra or "name" not in d or "ops" not in d:
             raise ValueError(f"d must have 'name' and 'ops' and only keys from {sorted(known)}; got {sorted(d)}")
         kw = dict(d)
-        kw["ops"] = frozenset(_check.sequence(list(kw["ops"]), "d['ops']"))
+        kw["ops"] = _op_types(kw["ops"], "d['ops']")
         if "dtypes" in kw:
-            kw["dtypes"] = frozenset(kw["dtypes"])
+            kw["dtypes"] = _dtype_names(kw["dtypes"], "d['dtypes']")
         if "conv_strides" in kw:
-            kw["conv_strides"] = tuple(kw["conv_strides"])
+            kw["conv_strides"] = _check.sequence(kw["conv_strides"], "d['conv_strides']")
         kw["max_rank"] = _check.integer(kw.get("max_rank", 4), "d['max_rank']", minimum=1)
         kw["max_tensors"] = _check.integer(kw.get("max_tensors", 64), "d['max_tensors']", minimum=2)
         return cls(**kw)
@@ -149,6 +205,9 @@ class NPUProfile:
         for i, op in enumerate(ops):
             if not isinstance(op, str):
                 raise TypeError(f"ops[{i}] must be an operator type name, got {type(op).__name__}")
+            if op not in self.ops:
+                raise ValueError(f"ops[{i}] must be an operator of the profile (to remove), got {op!r}; "
+                                 f"it has {', '.join(sorted(self.ops))}")
         return dataclasses.replace(self, name=f"{self.name} without {', '.join(ops)}", ops=self.ops - set(ops))
 
 
@@ -178,6 +237,10 @@ class Violation:
     rule: str  #: "op", "rank", "conv_stride", "static_shape" or "dtype"
     detail: str
 
+    def __post_init__(self) -> None:
+        _check.record(self, text=("node", "op_type", "rule", "detail"))
+        _check.one_of(self.rule, "rule", _RULES)
+
 
 def _shapes(model: Any) -> dict[str, tuple[tuple, str]]:
     """Every tensor's (shape with None for unknown dims, dtype name) after ONNX shape inference."""
@@ -196,9 +259,10 @@ def _shapes(model: Any) -> dict[str, tuple[tuple, str]]:
 
 
 def _model_proto(model: Any, name: str = "model") -> Any:
+    """``model`` if it is an ``onnx.ModelProto`` with a walkable graph (no cycle, no dangling input)."""
     if type(model).__name__ != "ModelProto":
         raise TypeError(f"{name} must be an onnx.ModelProto, got {type(model).__name__}")
-    return model
+    return _walkable(model, name)
 
 
 def check_contract(model: Any, profile: NPUProfile = ILLUSTRATIVE_NPU) -> list[Violation]:
@@ -245,6 +309,24 @@ class Partition:
 
     subgraphs: tuple  #: (device, tuple of node names) in execution order
     crossings: tuple  #: (tensor, from subgraph index, to subgraph index, bytes)
+
+    def __post_init__(self) -> None:
+        subgraphs = _check.sequence(self.subgraphs, "subgraphs")
+        for i, g in enumerate(subgraphs):
+            device, nodes = _check.sequence(g, f"subgraphs[{i}]", length=2)
+            _check.one_of(device, f"subgraphs[{i}][0]", ("NPU", "CPU"))
+            for k, n in enumerate(_check.sequence(nodes, f"subgraphs[{i}][1]", min_length=1)):
+                _check.text(n, f"subgraphs[{i}][1][{k}]")
+        if self.crossings and len(subgraphs) < 2:
+            raise ValueError(f"crossings must be empty with fewer than two subgraphs, got {len(self.crossings)}")
+        for i, c in enumerate(_check.sequence(self.crossings, "crossings")):
+            tensor, src, dst, nbytes = _check.sequence(c, f"crossings[{i}]", length=4)
+            _check.text(tensor, f"crossings[{i}][0]")
+            src = _check.integer(src, f"crossings[{i}][1]", minimum=0, maximum=len(subgraphs) - 1)
+            dst = _check.integer(dst, f"crossings[{i}][2]", minimum=0, maximum=len(subgraphs) - 1)
+            if src == dst or subgraphs[src][0] == subgraphs[dst][0]:
+                raise ValueError(f"crossings[{i}] must join subgraphs on two devices, got {src} and {dst}")
+            _check.integer(nbytes, f"crossings[{i}][3]", minimum=0)
 
     @property
     def crossing_bytes(self) -> int:
@@ -329,8 +411,9 @@ def host_alignment(samples: int = 2000, nbytes: int = 1000) -> dict[int, float]:
     """
     import openvino as ov
 
-    samples = _check.integer(samples, "samples", minimum=1)
+    samples = _check.integer(samples, "samples", minimum=1, maximum=1_000_000)
     nbytes = _check.integer(nbytes, "nbytes", minimum=1)
+    _check.allocation(samples * nbytes, "samples × nbytes")  # every tensor is alive at once
     tensors = [ov.Tensor(ov.Type.u8, [nbytes]) for _ in range(samples)]
     addresses = [t.data.ctypes.data for t in tensors]
     return {a: sum(x % a == 0 for x in addresses) / samples for a in (16, 64, 128)}
@@ -349,9 +432,9 @@ def groupnorm_model(channels: int = 16, groups: int = 4, size: int = 8, *, seed:
     """
     from onnx import TensorProto, checker, helper, numpy_helper
 
-    channels = _check.integer(channels, "channels", minimum=1)
+    channels = _check.integer(channels, "channels", minimum=1, maximum=4096)
     groups = _check.integer(groups, "groups", minimum=1)
-    size = _check.integer(size, "size", minimum=1)
+    size = _check.integer(size, "size", minimum=1, maximum=4096)
     if channels % groups:
         raise ValueError(f"groups must divide channels ({channels}), got {groups}")
     rng = np.random.default_rng(_check.integer(seed, "seed", minimum=0))
@@ -469,10 +552,51 @@ def split_model(model: Any, cuts: Sequence[str]) -> list[Any]:
     for i, t in enumerate(cuts):
         if t not in made:
             raise ValueError(f"cuts[{i}] must be a tensor the model computes, got {t!r}")
+    _check_cuts(model, cuts)
     inferred = onnx.shape_inference.infer_shapes(model)
     ex = onnx.utils.Extractor(inferred)
     ends = [model.graph.input[0].name, *cuts, model.graph.output[0].name]
     return [ex.extract_model([a], [b]) for a, b in zip(ends, ends[1:])]
+
+
+def _check_cuts(model: Any, cuts: tuple) -> None:
+    """Refuse cuts that do not split ``model`` into a chain: each piece must have nodes and read only its input.
+
+    A single-input, single-output model is cut at tensors in execution order;
+    a repeated cut would give a piece with no nodes, a cut out of order one
+    that runs backwards, and a cut inside a branch (a residual block) a piece
+    that also needs a tensor from before the cut.
+    """
+    graph = model.graph
+    inits = {i.name for i in graph.initializer}
+    inputs = [v.name for v in graph.input if v.name not in inits]
+    if len(inputs) != 1 or len(graph.output) != 1:
+        raise ValueError(f"model must have one input and one output to be cut into a chain, "
+                         f"got {len(inputs)} and {len(graph.output)}")
+    producer = {t: i for i, n in enumerate(graph.node) for t in n.output if t}
+
+    def needed(t: str) -> set:  # the nodes that compute t
+        seen: set = set()
+        todo = [producer[t]] if t in producer else []
+        while todo:
+            i = todo.pop()
+            if i not in seen:
+                seen.add(i)
+                todo += [producer[x] for x in graph.node[i].input if x in producer]
+        return seen
+
+    ends = [inputs[0], *cuts, graph.output[0].name]
+    for k, (a, b) in enumerate(zip(ends, ends[1:])):
+        piece = needed(b) - needed(a)
+        which = f"cuts[{k}]" if k < len(cuts) else f"cuts[{k - 1}]"
+        if not piece:
+            raise ValueError(f"{which} must come after the previous cut in execution order, with nodes between; "
+                             f"got {b!r} after {a!r}")
+        reads = {x for i in piece for x in graph.node[i].input if x and x not in inits} - {
+            t for i in piece for t in graph.node[i].output}
+        if reads != {a}:
+            raise ValueError(f"{which}: the piece from {a!r} to {b!r} also reads {sorted(reads - {a})}; "
+                             "cut where every later node depends only on the cut tensor")
 
 
 def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = True) -> Any:
@@ -512,7 +636,7 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     model = _model_proto(model)
-    calibration = _check.as_array(calibration, "calibration")
+    calibration = _check.float_data(calibration, "calibration")  # NaN would poison the min-max ranges
     per_channel = _check.boolean(per_channel, "per_channel")
     name = model.graph.input[0].name
     dims = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
@@ -578,7 +702,10 @@ def ort_session(model: Any, level: str = "all", *, threads: int | None = None,
     opts.graph_optimization_level = levels[level]
     opts.log_severity_level = 3  # no warning that "all" writes hardware-specific layouts
     if threads is not None:
-        opts.intra_op_num_threads = _check.integer(threads, "threads", minimum=1)
+        opts.intra_op_num_threads = _check.integer(threads, "threads", minimum=1, maximum=1024)
     if save_optimized is not None:
+        folder = _check.path(save_optimized, "save_optimized").parent
+        if not folder.is_dir():
+            raise ValueError(f"save_optimized must be a path in an existing folder; {str(folder)!r} does not exist")
         opts.optimized_model_filepath = str(_check.path(save_optimized, "save_optimized"))
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])

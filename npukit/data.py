@@ -20,7 +20,10 @@ from . import _check
 __all__ = [
     "CLASSES",
     "BRIGHT_WHITE",
+    "HELDOUT_SEED",
+    "HELDOUT_N",
     "shapes_dataset",
+    "heldout",
 ]
 
 
@@ -42,7 +45,17 @@ CLASSES: tuple[str, ...] = (
 BRIGHT_WHITE: dict[str, Any] = {"background": "light", "brightness": (1.15, 1.4)}
 
 
+#: Seed of the held-out images every page scores CameraNet on. Training draws its images from
+#: ``data_seed`` (100 by default, :data:`npukit.train.TRAIN_KWARGS`), never from this seed.
+HELDOUT_SEED: int = 1
+
+#: Size of the one held-out draw (:func:`heldout`). A page that needs fewer images takes a stated
+#: prefix of it, never a smaller draw: ``shapes_dataset(m, seed)`` is not a prefix of
+#: ``shapes_dataset(n, seed)``, because each attribute is drawn for all ``n`` images at once.
+HELDOUT_N: int = 2000
+
 _BACKGROUNDS = ("random", "light", "dark")
+_HELD: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def _signed_distance(kind: str, u: np.ndarray, v: np.ndarray, r: np.ndarray, period: np.ndarray,
@@ -154,7 +167,8 @@ def shapes_dataset(n: int, seed: int = 0, *, size: int = 32, background: str = "
     """
     n = _check.integer(n, "n", minimum=0)
     seed = _check.integer(seed, "seed", minimum=0)
-    size = _check.integer(size, "size", minimum=16)
+    size = _check.integer(size, "size", minimum=16, maximum=1024)
+    _check.allocation(4 * 4 * n * 3 * size * size, "n and size")  # the float32 images and the drawing's temporaries
     _check.one_of(background, "background", _BACKGROUNDS)
     gains = _check_brightness(brightness)
     if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not 0 <= noise < 1:
@@ -260,3 +274,49 @@ def _class_index(c: int | str, i: int) -> int:
     if k >= len(CLASSES):
         raise ValueError(f"classes must hold labels in 0..{len(CLASSES) - 1}, got {k}")
     return k
+
+
+def heldout(n: int | None = None, *, size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``n`` images and labels of the one held-out draw: ``shapes_dataset(HELDOUT_N, HELDOUT_SEED)``.
+
+    Every page and lab that scores CameraNet on held-out images takes them
+    from here, so that "held-out accuracy" means one set of images in the
+    whole book: the full draw (:data:`HELDOUT_N` images) or a stated prefix.
+    The draw is made once per process and returned read-only (a view, not a
+    copy). See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
+
+    Parameters
+    ----------
+    n : int, optional
+        How many of the draw's images, from the first (1 … :data:`HELDOUT_N`;
+        default all).
+    size : int
+        Image side in pixels (>= 16), as for :func:`shapes_dataset`; a size
+        other than CameraNet's 32 is a draw of its own.
+
+    Returns
+    -------
+    images, labels : numpy.ndarray
+        Read-only ``(n, 3, size, size)`` float32 and ``(n,)`` int64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``n`` is not an integer in 1 … :data:`HELDOUT_N` or ``size`` not an integer >= 16.
+
+    Examples
+    --------
+    >>> x, y = heldout(100)
+    >>> x.shape, bool(np.array_equal(x, heldout()[0][:100])), x.flags.writeable
+    ((100, 3, 32, 32), True, False)
+    """
+    n = HELDOUT_N if n is None else _check.integer(n, "n", minimum=1)
+    if n > HELDOUT_N:
+        raise ValueError(f"n must be at most HELDOUT_N = {HELDOUT_N} (the draw's size), got {n}")
+    size = _check.integer(size, "size", minimum=16)
+    if size not in _HELD:
+        images, labels = shapes_dataset(HELDOUT_N, seed=HELDOUT_SEED, size=size)
+        images.flags.writeable = labels.flags.writeable = False
+        _HELD[size] = (images, labels)
+    images, labels = _HELD[size]
+    return images[:n], labels[:n]

@@ -25,12 +25,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 
 __all__ = [
     "DEVICES", "PRECISIONS", "HINTS", "DeviceChoice", "choose_device", "compile",
     "ExecutedOp", "executed_graph", "LayerTime", "profile_layers",
-    "Benchmark", "benchmark", "Job", "AsyncPipeline", "numbers",
+    "Benchmark", "benchmark", "benchmark_many", "Job", "AsyncPipeline", "numbers",
 ]
 
 #: The physical device families a course lab may ask for, in order of preference.
@@ -43,6 +44,8 @@ HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 
 def _core(core: Any = None) -> Any:
     if core is not None:
+        if not hasattr(core, "available_devices"):
+            raise TypeError(f"core must be an openvino.Core (or None for a new one), got {type(core).__name__}")
         return core
     import openvino as ov
 
@@ -61,6 +64,13 @@ class DeviceChoice:
     names: dict  #: device → its FULL_DEVICE_NAME
     fell_back: bool  #: True if the first preferred device was missing
     message: str  #: what was printed
+
+    def __post_init__(self) -> None:
+        _check.record(self, text=("device", "message"), names=("available",), flags=("fell_back",))
+        if not isinstance(self.names, dict):
+            raise TypeError(f"names must be a dict of device → full name, got {type(self.names).__name__}")
+        if self.device not in self.available:
+            raise ValueError(f"device must be one of available ({', '.join(self.available)}), got {self.device!r}")
 
     def __str__(self) -> str:
         return self.device
@@ -123,6 +133,7 @@ def choose_device(preferred: Sequence[str] = DEVICES, require: str | None = None
                              f"not the virtual device {d!r} (compile for that directly)")
     if require is not None:
         _check.one_of(require, "require", DEVICES)
+    quiet = _check.boolean(quiet, "quiet")
     core = _core(core)
     available = tuple(core.available_devices)
     names = {}
@@ -214,13 +225,12 @@ def compile(model: Any, device: str = "CPU", *, precision: str | None = "f32", h
     if config is not None and not isinstance(config, Mapping):
         raise TypeError(f"config must be a mapping of property names to values, got {type(config).__name__}")
     profile = _check.boolean(profile, "profile")
+    if cache_dir is not None:
+        _check.path(cache_dir, "cache_dir")  # an int or bytes would name a folder "0" or "b'x'"
+    _check_graph(model)
     core = _core(core)
-    family = device.split(":")[0].split(".")[0]
-    if family in DEVICES and family not in {d.split(".")[0] for d in core.available_devices}:
-        raise ValueError(f"device {device!r} is not on this machine (OpenVINO sees {', '.join(core.available_devices)}); "
-                         "use choose_device() to pick one with a visible fallback")
-    if family not in DEVICES + ("AUTO", "HETERO", "MULTI", "BATCH"):
-        raise ValueError(f"device must be one of {', '.join(DEVICES)} or AUTO/HETERO/MULTI:…, got {device!r}")
+    _device(device, core)
+    _check_config(config or {}, device, core)
     props: dict[str, Any] = {}
     if precision is not None:
         props["INFERENCE_PRECISION_HINT"] = precision
@@ -232,6 +242,69 @@ def compile(model: Any, device: str = "CPU", *, precision: str | None = "f32", h
         props["CACHE_DIR"] = str(cache_dir)
     props.update(config or {})
     return core.compile_model(_read(model, core), device, props)
+
+
+def _check_graph(model: Any) -> None:
+    """Refuse an ONNX model (a ModelProto, an .onnx file or its bytes) with a cycle or a dangling input.
+
+    OpenVINO's ONNX reader never returns on a cyclic graph and reports a
+    dangling input as a C++ trace, so the graph is checked first. Anything
+    else (OpenVINO IR, an ``openvino.Model``) is left to OpenVINO.
+    """
+    if type(model).__name__ == "ModelProto":
+        _walkable(model)
+    elif isinstance(model, (str, pathlib.Path)) and str(model).endswith(".onnx") and pathlib.Path(model).is_file():
+        import onnx
+
+        _walkable(onnx.load(str(model), load_external_data=False))
+    elif isinstance(model, bytes) and not model.lstrip().startswith(b"<"):  # not IR XML: must be ONNX
+        import onnx
+        from google.protobuf.message import DecodeError
+
+        try:
+            proto = onnx.load_from_string(model)
+        except DecodeError as exc:
+            raise ValueError("model: these bytes are neither a serialized ONNX model nor OpenVINO IR XML") from exc
+        if not proto.graph.node:
+            raise ValueError("model: these bytes hold no ONNX graph (no nodes); pass a serialized ONNX model")
+        _walkable(proto)
+
+
+def _device(device: Any, core: Any) -> str:
+    """``device`` if it names a device family OpenVINO knows and, if physical, this machine has."""
+    if not isinstance(device, str) or not device:
+        raise TypeError(f"device must be a device name such as 'CPU', got {device!r}")
+    family = device.split(":")[0].split(".")[0]
+    if family in DEVICES and family not in {d.split(".")[0] for d in core.available_devices}:
+        raise ValueError(f"device {device!r} is not on this machine (OpenVINO sees {', '.join(core.available_devices)}); "
+                         "use choose_device() to pick one with a visible fallback")
+    if family not in DEVICES + ("AUTO", "HETERO", "MULTI", "BATCH"):
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} or AUTO/HETERO/MULTI:…, got {device!r}")
+    return device
+
+
+#: Properties the OpenVINO Core itself takes in a compile config, whatever the device.
+_CORE_PROPERTIES = frozenset({"CACHE_DIR", "CACHE_MODE", "ENABLE_MMAP", "FORCE_TBB_TERMINATE", "ALLOW_AUTO_BATCHING",
+                              "AUTO_BATCH_TIMEOUT"})
+
+
+def _check_config(config: Mapping, device: str, core: Any) -> None:
+    """Refuse a config key the (physical) device does not list, before OpenVINO answers with a C++ trace."""
+    for k, v in config.items():
+        if not isinstance(k, str):
+            raise TypeError(f"config keys must be property names (str), got {type(k).__name__} {k!r}")
+        if not isinstance(v, (str, int, float, bool)) and type(v).__module__.split(".")[0] != "openvino":
+            raise TypeError(f"config[{k!r}] must be a str, number or bool, got {type(v).__name__}")
+    if not config or device.split(":")[0].split(".")[0] not in DEVICES:
+        return
+    try:
+        known = set(core.get_property(device, "SUPPORTED_PROPERTIES")) | _CORE_PROPERTIES
+    except Exception:  # a fake core, or a device that cannot list them: OpenVINO will judge
+        return
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise ValueError(f"config has properties {device} does not support: {', '.join(unknown)} "
+                         f"(it supports {', '.join(sorted(known - _CORE_PROPERTIES))})")
 
 
 # ---- the executed graph and per-layer profiles ---------------------------------------------------
@@ -253,6 +326,14 @@ class ExecutedOp:
     original: tuple  #: names of the model's layers fused into it
     order: int
     on_constants: bool = False  #: every input is a constant (weights), so it runs once, not per inference
+
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name", "layer_type", "primitive", "precision", "output_precision", "output_layout"),
+                      names=("input_layouts", "input_precisions", "inputs", "original"), counts=("order",),
+                      flags=("on_constants",))
+        if len(self.input_layouts) != len(self.input_precisions):
+            raise ValueError(f"input_layouts and input_precisions must have one entry per input, "
+                             f"got {len(self.input_layouts)} and {len(self.input_precisions)}")
 
     @property
     def fused(self) -> bool:
@@ -295,6 +376,7 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     """
     if not hasattr(compiled, "get_runtime_model"):
         raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
+    constants = _check.boolean(constants, "constants")
     info_of, constant, out = {}, set(), []
     for op in compiled.get_runtime_model().get_ordered_ops():
         info = {k: v.astype(str) for k, v in op.get_rt_info().items()}
@@ -326,6 +408,10 @@ class LayerTime:
     share: float  #: fraction of the summed layer times
     tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",)
 
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name", "layer_type", "kernel"), names=("tags",), seconds=("microseconds",))
+        object.__setattr__(self, "share", _check.real(self.share, "share", minimum=0.0, maximum=1.0))
+
 
 def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = None, machine: Any = None,
                    device_of: Mapping[str, str] | None = None) -> list[LayerTime]:
@@ -345,14 +431,24 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
     >>> any("layout conversion" in r.tags for r in rows)
     True
     """
-    runs = _check.integer(runs, "runs", minimum=1)
+    runs = _check.integer(runs, "runs", minimum=1, maximum=10_000)
     if not hasattr(compiled, "create_infer_request"):
         raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
     if (model is None) != (machine is None):
         raise ValueError("model and machine go together: pass both (the ONNX model and a graphs.MachineSpec) "
                          "for memory-/compute-bound tags, or neither")
+    if model is not None:
+        from .graphs import MachineSpec
+
+        if type(model).__name__ != "ModelProto":
+            raise TypeError(f"model must be an onnx.ModelProto, got {type(model).__name__}")
+        _walkable(model)
+        _check.instance(machine, "machine", MachineSpec, "graphs.MachineSpec")
     if device_of is not None and not isinstance(device_of, Mapping):
         raise TypeError(f"device_of must map layer names to devices, got {type(device_of).__name__}")
+    for k, v in (device_of or {}).items():
+        _check.text(k, "device_of keys")
+        _check.text(v, f"device_of[{k!r}]")
     try:
         on = str(compiled.get_property("PERF_COUNT")).upper() in ("YES", "TRUE", "1")
     except Exception:
@@ -457,12 +553,18 @@ class Benchmark:
     first: float  #: the first inference of a fresh request
     times: tuple  #: the steady-state runs, after warm-up
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "first", _check.positive(self.first, "first"))
+        times = _check.sequence(self.times, "times", min_length=1)
+        object.__setattr__(self, "times", tuple(_check.positive(t, f"times[{i}]") for i, t in enumerate(times)))
+
     @property
     def median(self) -> float:
         return statistics.median(self.times)
 
     def percentile(self, q: float) -> float:
         """The ``q``-th percentile of the steady-state times."""
+        q = _check.real(q, "q")
         if not 0 <= q <= 100:
             raise ValueError(f"q must be in [0, 100], got {q}")
         return float(np.percentile(self.times, q))
@@ -478,8 +580,8 @@ def benchmark(compiled: Any, inputs: Any, warmup: int = 5, runs: int = 50) -> Be
     >>> len(b.times), b.median > 0
     (5, True)
     """
-    warmup = _check.integer(warmup, "warmup", minimum=0)
-    runs = _check.integer(runs, "runs", minimum=1)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=100_000)
+    runs = _check.integer(runs, "runs", minimum=1, maximum=100_000)
     if not hasattr(compiled, "create_infer_request"):
         raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
     _check_inputs(compiled, inputs)
@@ -497,6 +599,71 @@ def benchmark(compiled: Any, inputs: Any, warmup: int = 5, runs: int = 50) -> Be
     return Benchmark(first, tuple(times))
 
 
+
+def benchmark_many(compiled: Mapping[str, Any], inputs: Any, warmup: int = 10, runs: int = 200, *,
+                   seed: int = 0) -> dict[str, Benchmark]:
+    """Benchmark several compiled models against each other, in interleaved rounds.
+
+    :func:`benchmark` run once per model, one model after the other, lets
+    whatever else the machine does in those seconds decide the comparison.
+    Here each model gets a fresh request whose first inference is timed;
+    then, after ``warmup`` untimed inferences of each, every one of ``runs``
+    rounds times one inference of each model, in a shuffled order, through
+    :func:`npukit.measure.compare`. ``result[name].times[i]`` of every model
+    come from the same round ``i``, so ``measure.Comparison.from_times({k:
+    b.times for k, b in result.items()})`` gives paired verdicts. See
+    chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
+
+    Parameters
+    ----------
+    compiled : mapping of str to openvino.CompiledModel
+        At least two models, by name, that take the same ``inputs``.
+    inputs
+        As for :func:`benchmark`.
+    warmup, runs : int
+        Untimed inferences per model (>= 0) and rounds (>= 3).
+    seed : int
+        Seed of the rounds' order (>= 0).
+
+    Returns
+    -------
+    dict of str to Benchmark
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``compiled`` is not such a mapping, the inputs do not fit a model,
+        or a count is out of range.
+
+    Examples
+    --------
+    >>> from npukit.models import CameraNet
+    >>> m = CameraNet.pretrained().to_onnx()
+    >>> b = benchmark_many({"f32": compile(m), "bf16": compile(m, precision="bf16")},
+    ...                    np.zeros((1, 3, 32, 32), np.float32), 2, 5)
+    >>> sorted(b), len(b["f32"].times)
+    (['bf16', 'f32'], 5)
+    """
+    from .timing import compare
+
+    if not isinstance(compiled, Mapping) or len(compiled) < 2:
+        raise TypeError("compiled must be a mapping of at least two names to openvino.CompiledModel objects")
+    warmup = _check.integer(warmup, "warmup", minimum=0)
+    runs = _check.integer(runs, "runs", minimum=3)
+    for k, c in compiled.items():
+        if not hasattr(c, "create_infer_request"):
+            raise TypeError(f"compiled[{k!r}] must be an openvino.CompiledModel, got {type(c).__name__}")
+        _check_inputs(c, inputs)
+    requests = {k: c.create_infer_request() for k, c in compiled.items()}
+    first = {}
+    for k, r in requests.items():
+        t0 = time.perf_counter()
+        r.infer(inputs)
+        first[k] = time.perf_counter() - t0
+    timed = compare({k: (lambda r=r: r.infer(inputs)) for k, r in requests.items()}, rounds=runs, warmup=warmup,
+                    number=1, seed=seed)
+    return {k: Benchmark(first[k], timed.times[k]) for k in compiled}
+
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One asynchronous inference: which request ran it, and when (seconds from the pipeline's start)."""
@@ -506,6 +673,11 @@ class Job:
     fill_start: float  #: the host starts writing the input into the request's own tensor
     start: float  #: start_async called
     end: float  #: the completion callback ran
+
+    def __post_init__(self) -> None:
+        _check.record(self, counts=("job", "request"), seconds=("fill_start", "start", "end"))
+        if not self.fill_start <= self.start <= self.end:
+            raise ValueError(f"fill_start <= start <= end must hold, got {self.fill_start}, {self.start}, {self.end}")
 
 
 class AsyncPipeline:
@@ -532,7 +704,7 @@ class AsyncPipeline:
         import queue
 
         self.compiled = compiled
-        self.n = _check.integer(requests, "requests", minimum=1)
+        self.n = _check.integer(requests, "requests", minimum=1, maximum=64)
         self.requests = [compiled.create_infer_request() for _ in range(self.n)]
         self.outputs: dict[int, np.ndarray] = {}
         self._free: queue.Queue = queue.Queue()
@@ -603,19 +775,22 @@ def numbers(ctx: Any) -> list:
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
     'executed operations (OpenVINO CPU, f32)'
-    """
-    from . import tally
 
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    The latency is ``ctx.latency["FP32"]``: for the shipped model the
+    build's one measurement (:func:`npukit.shared.latency`), interleaved
+    with the other precisions, which every page quotes.
+    """
+    _tally.inputs(ctx)
+    _check.image_batch(ctx.images, "ctx.images")
     compiled = compile(ctx.model, "CPU", precision="f32")
     ops = [op for op in executed_graph(compiled) if op.layer_type not in ("Input", "Output") and not op.on_constants]
     reorders = sum(op.converts_layout for op in ops)
-    b = benchmark(compiled, ctx.images[:1], warmup=5, runs=30)
+    b = ctx.latency["FP32"]
     how = "deploy.executed_graph(deploy.compile(model, 'CPU', precision='f32'))"
     return [
-        tally.Row(7, "executed operations (OpenVINO CPU, f32)",
-                  f"{len(ops)} per inference ({reorders} inserted layout Reorders)", how),
-        tally.Row(7, "latency, batch 1, CPU f32: first / steady median",
-                  f"{b.first * 1e3:.2f} ms / {b.median * 1e3:.3f} ms", "deploy.benchmark (this machine)"),
+        _tally.Row(7, "executed operations (OpenVINO CPU, f32)",
+                   f"{len(ops)} per inference ({reorders} inserted layout Reorders)", how),
+        _tally.Row(7, "latency, batch 1, CPU f32: first / steady median",
+                   f"{b.first * 1e3:.2f} ms / {b.median * 1e3:.3f} ms",
+                   f"deploy.benchmark_many, {len(b.times)} rounds interleaved with BF16 and INT8 (npukit.shared.latency)"),
     ]

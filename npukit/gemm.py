@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 
 if TYPE_CHECKING:
-    from . import tally
     from .models import CameraNet
 
 __all__ = ["ORDERS", "Traffic", "conv_as_gemm", "largest_pointwise", "tiled_matmul", "footprint", "traffic",
@@ -156,6 +155,11 @@ def largest_pointwise(net: CameraNet, batch: int = 1) -> tuple[str, tuple[int, i
 # ---- the tiled product ------------------------------------------------------------
 
 
+#: Most tile steps :func:`tiled_matmul` runs (each a Python iteration, about a microsecond at best):
+#: 4 million is seconds; a 1×1×1 tile on a 1024³ GEMM would be a billion.
+MAX_TILE_STEPS = 4_000_000
+
+
 def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
     A, B = _check.as_array(A, "A"), _check.as_array(B, "B")
     if A.ndim != 2:
@@ -225,6 +229,11 @@ def tiled_matmul(A: np.ndarray, B: np.ndarray, tile: Sequence[int] = (256, 256, 
     bm, bn, bk = _tile(tile)
     order = _order(order)
     (M, K), N = A.shape, B.shape[1]
+    steps = -(-M // bm) * -(-N // bn) * -(-K // bk)
+    if steps > MAX_TILE_STEPS:  # each step is a Python-level iteration: a tile of 1 on a large GEMM never ends
+        raise ValueError(f"tile {(bm, bn, bk)} gives {steps:,} tile steps on a {M}×{N}×{K} GEMM, more than "
+                         f"{MAX_TILE_STEPS:,}; use larger tiles")
+    _check.allocation(8 * (M * N + min(bm, M) * min(bn, N)), "A and B")  # C and the scratch tile, in float64 at most
     integer = A.dtype == np.int8
     if integer:
         # an int8·int8 product is at most 2**14 in size and C sums K of them: every partial
@@ -636,7 +645,7 @@ def best_tile(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4, orde
 # ---- numbers so far -----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 4's rows of the "numbers so far" table: CameraNet's largest pointwise conv, tiled.
 
     Follows the contract of :mod:`npukit.tally`. For the layer
@@ -651,19 +660,18 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> numbers(tally.Context(npu_buffer=8 * 1024))[0].value
     'M=128, N=128, K=64 (1,048,576 MACs)'
     """
-    from . import tally
-
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
+    _check.image_batch(ctx.images, "ctx.images")  # len() of one 3-D image would be its channels
     layer, (M, N, K) = largest_pointwise(ctx.net, batch=len(ctx.images))
     buffer_bytes, itemsize, c_itemsize = ctx.npu_buffer, 1, 4
     tile = best_tile(M, N, K, buffer_bytes, itemsize, c_itemsize=c_itemsize)
     t = traffic(M, N, K, tile, "mnk", itemsize, buffer_bytes, c_itemsize=c_itemsize)
     low = compulsory(M, N, K, itemsize, c_itemsize=c_itemsize)
     return [
-        tally.Row(4, f"{layer} (largest pointwise conv) as a GEMM, batch {len(ctx.images)}",
+        _tally.Row(4, f"{layer} (largest pointwise conv) as a GEMM, batch {len(ctx.images)}",
                   f"M={M}, N={N}, K={K} ({M * N * K:,} MACs)", "npukit.gemm.largest_pointwise and conv_as_gemm"),
-        tally.Row(4, f"best tile for a {buffer_bytes / 1024:g} KiB buffer "
+        _tally.Row(4, f"best tile for a {buffer_bytes / 1024:g} KiB buffer "
                      f"({itemsize}-byte operands, {c_itemsize}-byte accumulators, 64-byte lines, order mnk)",
                   f"{tile} → {t.total:,} B of DRAM traffic", "npukit.gemm.best_tile and traffic"),
-        tally.Row(4, "traffic / compulsory minimum", f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
+        _tally.Row(4, "traffic / compulsory minimum", f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
     ]

@@ -85,14 +85,14 @@ def _node_name(node: Any, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def _producers(graph: Any) -> dict[str, int]:
+def _producers(graph: Any, name: str = "model") -> dict[str, int]:
     """Tensor name → index of the node writing it; two writers are an error."""
     producer: dict[str, int] = {}
     for i, node in enumerate(graph.node):
         for out in node.output:
             if out in producer:
                 first = _node_name(graph.node[producer[out]], producer[out])
-                raise ValueError(f"model: tensor {out!r} is written by two nodes "
+                raise ValueError(f"{name}: tensor {out!r} is written by two nodes "
                                  f"({first!r} and {_node_name(node, i)!r})")
             if out:
                 producer[out] = i
@@ -133,9 +133,14 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
     >>> topological_order(helper.make_model(helper.make_graph(nodes, "g", [x], [])))
     [1, 0]
     """
-    graph = _model(model).graph
+    return _topological_order(model, "model")
+
+
+def _topological_order(model: Any, name: str) -> list[int]:
+    """:func:`topological_order`, with ``name`` (the argument's) in the messages; :func:`_walkable` calls it."""
+    graph = _model(model, name).graph
     available = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {""}
-    producer = _producers(graph)
+    producer = _producers(graph, name)
     waiting = [0] * len(graph.node)
     consumers: dict[int, list[int]] = {i: [] for i in range(len(graph.node))}
     for i, node in enumerate(graph.node):
@@ -144,7 +149,7 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
                 waiting[i] += 1
                 consumers[producer[inp]].append(i)
             elif inp not in available:
-                raise ValueError(f"model: node {_node_name(node, i)!r} reads tensor {inp!r}, which no node, "
+                raise ValueError(f"{name}: node {_node_name(node, i)!r} reads tensor {inp!r}, which no node, "
                                  "graph input or initializer provides")
     ready = [i for i, w in enumerate(waiting) if w == 0]
     heapq.heapify(ready)
@@ -158,9 +163,23 @@ def topological_order(model: onnx.ModelProto) -> list[int]:
                 heapq.heappush(ready, j)
     if len(order) < len(graph.node):
         stuck = [_node_name(graph.node[i], i) for i in range(len(graph.node)) if waiting[i] > 0]
-        raise ValueError(f"model: the graph has a cycle; these nodes wait on each other: {', '.join(stuck[:8])}"
+        raise ValueError(f"{name}: the graph has a cycle; these nodes wait on each other: {', '.join(stuck[:8])}"
                          + (" …" if len(stuck) > 8 else ""))
     return order
+
+
+def _walkable(model: Any, name: str = "model") -> Any:
+    """Return ``model`` if it is an ``onnx.ModelProto`` whose graph can be walked.
+
+    Every node must read only graph inputs, initializers and other nodes'
+    outputs, no tensor may have two writers, and the graph must be acyclic:
+    a walk over a cyclic graph never ends (OpenVINO's reader hangs on one)
+    and a dangling input fails deep inside a runtime. The check is
+    :func:`topological_order`'s, with ``name`` in the message; the later
+    chapters' modules call it before they walk a graph.
+    """
+    _topological_order(model, name)
+    return model
 
 
 def _static(type_proto: Any) -> tuple[tuple[int, ...], np.dtype] | None:
@@ -239,19 +258,7 @@ def tensor_shapes(model: onnx.ModelProto) -> dict[str, tuple[tuple[int, ...], np
 # ---- counting -------------------------------------------------------------------------
 
 
-def _record(rec: Any, *, text: Sequence[str] = (), counts: Sequence[str] = (), names: Sequence[str] = ()) -> None:
-    """Check a frozen record's fields: ``text`` are str, ``counts`` integers >= 0, ``names`` tuples of str."""
-    for f in text:
-        if not isinstance(getattr(rec, f), str):
-            raise TypeError(f"{f} must be a str, got {type(getattr(rec, f)).__name__}")
-    for f in counts:
-        _check.integer(getattr(rec, f), f, minimum=0)
-    for f in names:
-        value = _check.sequence(getattr(rec, f), f)
-        for k, item in enumerate(value):
-            if not isinstance(item, str):
-                raise TypeError(f"{f}[{k}] must be a str, got {type(item).__name__}")
-        object.__setattr__(rec, f, value)
+_record = _check.record  # the record-field checks, shared with every module's records
 
 
 def _nonnegative(x: Any, name: str) -> Any:
@@ -288,6 +295,11 @@ class OpCount:
         _record(self, text=("name", "op_type"), counts=("macs", "flops", "param_bytes", "act_bytes_in", "act_bytes_out"))
         object.__setattr__(self, "intensity", _nonnegative(self.intensity, "intensity"))
         object.__setattr__(self, "output_shape", _check.shape(self.output_shape, "output_shape"))
+        if self.flops < 2 * self.macs:
+            raise ValueError(f"flops must be at least 2 × macs = {2 * self.macs} (a MAC is 2 FLOPs), got {self.flops}")
+        want = self.flops / self.bytes if self.bytes else 0.0
+        if not math.isclose(self.intensity, want, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(f"intensity must be flops / bytes = {want:g} (0 when no bytes move), got {self.intensity:g}")
 
     @property
     def bytes(self) -> int:
@@ -375,7 +387,7 @@ def op_counts(model: onnx.ModelProto, *, itemsize: int | None = None) -> list[Op
     """
     model = _model(model)
     if itemsize is not None:
-        itemsize = _check.integer(itemsize, "itemsize", minimum=1)
+        itemsize = _check.integer(itemsize, "itemsize", minimum=1, maximum=16)
     graph = model.graph
     order = topological_order(model)
     shapes = tensor_shapes(model)
@@ -432,7 +444,7 @@ def totals(counts: Sequence[OpCount]) -> dict[str, float]:
     (16128, 1168)
     """
     out = {"macs": 0, "flops": 0, "param_bytes": 0, "act_bytes": 0}
-    for i, c in enumerate(_check.sequence(counts, "counts")):
+    for i, c in enumerate(_check.sequence(counts, "counts", min_length=1)):  # no nodes: 0/0, not intensity 0
         if not isinstance(c, OpCount):
             raise TypeError(f"counts[{i}] must be an OpCount, got {type(c).__name__}")
         out["macs"] += c.macs
@@ -479,9 +491,9 @@ class MachineSpec:
         object.__setattr__(self, "peak_flops", _check.positive(self.peak_flops, "peak_flops"))
         object.__setattr__(self, "bandwidth", _check.positive(self.bandwidth, "bandwidth"))
         _record(self, text=("cpu", "peak_how", "bandwidth_how"))
-        for f in ("threads", "copy_bytes"):
+        for f, top in (("threads", 4096), ("copy_bytes", None)):
             if getattr(self, f) is not None:
-                object.__setattr__(self, f, _check.integer(getattr(self, f), f, minimum=1))
+                object.__setattr__(self, f, _check.integer(getattr(self, f), f, minimum=1, maximum=top))
 
     @property
     def ridge(self) -> float:
@@ -566,9 +578,9 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
     """
     from onnx import TensorProto, helper
 
-    blocks = _check.integer(blocks, "blocks", minimum=0)
-    channels = _check.integer(channels, "channels", minimum=1)
-    size = _check.integer(size, "size", minimum=1)
+    blocks = _check.integer(blocks, "blocks", minimum=0, maximum=1000)
+    channels = _check.integer(channels, "channels", minimum=1, maximum=4096)
+    size = _check.integer(size, "size", minimum=1, maximum=4096)
     rng = np.random.default_rng(_check.integer(seed, "seed", minimum=0))
     batchnorm, residual = _check.boolean(batchnorm, "batchnorm"), _check.boolean(residual, "residual")
     nodes: list = []
@@ -589,11 +601,3 @@ def example_chain(blocks: int = 4, channels: int = 16, size: int = 32, *, batchn
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, size, size])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="npukit.graphs")
 
-
-def __getattr__(name: str) -> Any:
-    """``graphs.measure_machine`` is :func:`npukit.roofline.measure_machine` (it moved there with its helpers)."""
-    if name == "measure_machine":
-        from .roofline import measure_machine
-
-        return measure_machine
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,14 +21,11 @@ import dataclasses
 import math
 import numbers as _numbers
 import statistics
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _arith, _check
-
-if TYPE_CHECKING:
-    from . import tally
+from . import _arith, _check, _tally
 
 __all__ = [
     "LETTERS", "permutation", "convert", "conversion_is_free", "onednn_tag",  # layout strings
@@ -44,6 +41,11 @@ LETTERS = "NCDHW"
 
 
 # ---- layout strings -------------------------------------------------------------
+
+
+#: The largest channel block :func:`to_blocked` and friends take: oneDNN's blocks are 4, 8 or 16 channels, an
+#: NPU's a few tens; a block of 10**12 would be a typo that allocates terabytes.
+MAX_BLOCK = 1024
 
 
 def _layout(s: Any, name: str) -> str:
@@ -220,7 +222,7 @@ def onednn_tag(layout: str, block: int | None = None) -> str:
     tag = "".join(name[a] for a in layout)
     if block is None:
         return tag
-    block = _check.integer(block, "block", minimum=1)
+    block = _check.integer(block, "block", minimum=1, maximum=MAX_BLOCK)
     if "C" not in layout:
         raise ValueError(f"block needs a channel axis, but layout {layout!r} has no 'C'")
     return tag.replace(name["C"], name["C"].upper()) + f"{block}{name['C']}"
@@ -301,7 +303,7 @@ def to_blocked(x: np.ndarray, block: int) -> np.ndarray:
     ((1, 1, 2, 2, 4), array([0., 4., 8., 0.], dtype=float32))
     """
     _check.as_array(x, "x")
-    block = _check.integer(block, "block", minimum=1)
+    block = _check.integer(block, "block", minimum=1, maximum=MAX_BLOCK)
     if x.ndim < 2:
         raise ValueError(f"x must have at least 2 axes (N, C, ...), got shape {x.shape}")
     out = np.zeros((x.shape[0], -(-x.shape[1] // block), *x.shape[2:], block), dtype=x.dtype)
@@ -342,7 +344,7 @@ def from_blocked(x: np.ndarray, block: int, channels: int) -> np.ndarray:
     ((2, 2, 3, 3, 4), True)
     """
     _check.as_array(x, "x")
-    block = _check.integer(block, "block", minimum=1)
+    block = _check.integer(block, "block", minimum=1, maximum=MAX_BLOCK)
     channels = _check.integer(channels, "channels", minimum=1)
     if x.ndim < 3 or x.shape[1] < 1:
         raise ValueError(f"x must have at least 3 axes (N, Cb, ..., block) and Cb >= 1, got shape {x.shape}")
@@ -525,6 +527,7 @@ def im2col(x: np.ndarray, kernel: Any, stride: Any = 1, pad: Any = 0, dilation: 
         raise ValueError(f"x must be 4-D NCHW, got shape {x.shape}")
     (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (ho, wo) = _conv_geometry(x.shape, kernel, stride, pad, dilation)
     if pt or pl or pb or pr:
+        _check.allocation(x.itemsize * x.shape[0] * x.shape[1] * (x.shape[2] + pt + pb) * (x.shape[3] + pl + pr), "pad")
         x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
     s_n, s_c, s_h, s_w = x.strides
     return np.lib.stride_tricks.as_strided(x, shape=(x.shape[0], ho, wo, x.shape[1], kh, kw),
@@ -581,7 +584,7 @@ def _measurable(shape: Any, src: Any, dst: Any) -> tuple[tuple[int, ...], str, i
         return shape, src, None
     if not src.startswith("NC") or len(src) < 3:
         raise ValueError(f"a blocked dst needs src to start with 'NC' and have spatial axes, got src={src!r}")
-    return shape, src, _check.integer(int(digits), "the block size in dst", minimum=1)
+    return shape, src, _check.integer(int(digits), "the block size in dst", minimum=1, maximum=MAX_BLOCK)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -700,9 +703,10 @@ def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC
     dtype = _check.dtype(dtype)
     if dtype.kind not in "biufc":
         raise ValueError(f"dtype must be a numeric dtype (bool, integer, float or complex), got {dtype}")
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    warmup = _check.integer(warmup, "warmup", minimum=0)
-    rounds = _check.integer(rounds, "rounds", minimum=1)
+    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
+    rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1_000)
+    _check.allocation(3 * math.prod(shape) * max(dtype.itemsize, 8), "shape")  # the data, its copy and its conversion
     x = np.random.default_rng(0).standard_normal(shape).astype(dtype)  # any values will do
     copy_out = np.empty_like(x)
     convert_fn, view_fn = _conversion_calls(x, src, dst, block)
@@ -717,7 +721,7 @@ def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC
                       statistics.median(t_copy), statistics.median(t_view) if t_view else float("nan"))
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 2's rows of the "numbers so far" table: measured NCHW → NHWC conversions.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.conversions``
@@ -737,13 +741,11 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> numbers(tally.Context(conversions=[c]))[0].value
     '4.0 µs (4.0× a copy)'
     """
-    from . import tally
-
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
     rows = []
-    for i, c in enumerate(ctx.conversions):
+    for i, c in enumerate(_check.sequence(ctx.conversions, "ctx.conversions", min_length=1)):
         _check.instance(c, f"ctx.conversions[{i}]", Conversion)
-        rows.append(tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
+        rows.append(_tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
                               f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
                               "measured: NumPy copy into a preallocated buffer, median of repeats"))
     return rows

@@ -1,19 +1,44 @@
-"""Timing, machine and device reports: how the book measures and says where it measured.
+"""Timing, machine and device reports: how the book measures, compares and says where it measured.
 
-The invariant this module keeps: **a measured number comes with its machine.**
-:func:`timeit` warms up, repeats and reports the median; :func:`machine_summary`
-names the CPU, core count, library versions and date that every measured
-sentence in the book quotes; :func:`device_report` says which OpenVINO device a
-lab runs on and says so loudly when it falls back to the CPU. This module only
-measures and reports: the book's look (figure style, tables) is :mod:`npukit.viz`.
+The invariants this module keeps: **a measured number comes with its
+machine**, and **two timings are compared only in interleaved rounds, with
+their spread, and reported by a verdict that can come out three ways.**
+
+* :func:`timeit` warms up, repeats and reports the median of one function;
+* :func:`compare` times several functions in interleaved rounds (the order
+  shuffled each round, so that a burst of load from other programs, a clock
+  change or a cache warming up hits all of them alike), after a warm-up and,
+  if asked, a calibration of how many calls a round makes so that a round
+  lasts long enough for the clock. Each round gives one time per function
+  and one *paired* ratio per variant (its time over the baseline's in the
+  same round). The result, a :class:`Comparison`, gives per-function medians
+  and interquartile ranges (a figure's whiskers) and, per variant, a
+  :class:`Verdict`: the median per-round ratio, a bootstrap confidence
+  interval of that median (``scipy.stats.bootstrap``, seeded), and one of
+  three words — ``"faster"``, ``"indistinguishable"``, ``"slower"`` — with
+  a ready sentence fragment for a page to glue;
+* :func:`judge` and :func:`recheck` decide a timing *prediction* (a lab's
+  predict-then-measure check): pass, fail, or "too noisy, re-run";
+* :func:`machine_summary` names the CPU, core count, library versions and
+  date that every measured sentence in the book quotes; :func:`device_report`
+  says which OpenVINO device a lab runs on, loudly when it falls back to the CPU.
+
+The comparison (:func:`compare`, its records, the verdict's rule,
+:func:`judge`, :func:`recheck`) lives in :mod:`npukit.timing`, which imports
+no chapter module (so chapter 7's :mod:`npukit.deploy` can use it), and is
+re-exported here: ``npukit.measure.compare`` is the one function pages call. This module only
+measures and reports: the book's look (figure style, tables) is
+:mod:`npukit.viz`, the machine's roofline profile :mod:`npukit.machine`.
 
 Used where the book measures: chapter 1, "Tensors are memory"
 (chapters/01_tensors.md), chapter 2, "Layouts" (chapters/02_layouts.md),
-chapter 3, "Graphs and the roofline" (chapters/03_graphs.md) and chapter 4,
-"GEMM and tiling" (chapters/04_gemm.md), with :func:`timeit`; every chapter
-from chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), with
+chapter 3, "Graphs and the roofline" (chapters/03_graphs.md), chapter 4,
+"GEMM and tiling" (chapters/04_gemm.md) and chapter 7, "Deploying to an NPU"
+(chapters/07_deploy.md), with :func:`timeit` and :func:`compare`; every
+chapter from chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), with
 :func:`machine_summary`; lab 3 (labs/03_graphs.ipynb) with :func:`device_report`,
-which is chapter 7's device choice (chapters/07_deploy.md).
+which is chapter 7's device choice (chapters/07_deploy.md). CONTRIBUTING.md,
+"How to compare two timings", shows a page's use.
 """
 
 from __future__ import annotations
@@ -23,14 +48,22 @@ import os
 import platform
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _check
+from .timing import NOISE_THRESHOLD, Comparison, Judgement, Verdict, compare, judge, recheck
 
 __all__ = [
     "cache_sizes",
     "last_level_cache",
     "timeit",
+    "NOISE_THRESHOLD",
+    "compare",
+    "Comparison",
+    "Verdict",
+    "judge",
+    "recheck",
+    "Judgement",
     "cpu_name",
     "cores",
     "machine_summary",

@@ -124,14 +124,20 @@ def _build_layers(stem: int, blocks: Sequence[tuple[int, int]], num_classes: int
     return tuple(out)
 
 
+#: The most channels a CameraNet layer may have: 16 × the widest shipped block (a width of 10**12 is a typo).
+MAX_CHANNELS = 4096
+
+
 def _check_blocks(blocks: Any) -> tuple[tuple[int, int], ...]:
     """``blocks`` as a tuple of (width, stride) int pairs, or a clear error naming the bad entry."""
     blocks = _check.sequence(blocks, "blocks", min_length=1)
+    if len(blocks) > 64:
+        raise ValueError(f"blocks must have at most 64 blocks, got {len(blocks)}")
     out = []
     for i, block in enumerate(blocks):
         if isinstance(block, (str, bytes)) or not isinstance(block, (list, tuple)) or len(block) != 2:
             raise TypeError(f"blocks[{i}] must be a (width, stride) pair, got {block!r}")
-        width = _check.integer(block[0], f"blocks[{i}] width", minimum=1)
+        width = _check.integer(block[0], f"blocks[{i}] width", minimum=1, maximum=MAX_CHANNELS)
         stride = _check.integer(block[1], f"blocks[{i}] stride")
         if stride not in (1, 2):
             raise ValueError(f"blocks[{i}] must be (width >= 1, stride 1 or 2), got {(width, stride)}")
@@ -211,10 +217,10 @@ class CameraNet:
 
     def __init__(self, *, stem: int = 16, blocks: Sequence[tuple[int, int]] = ((32, 1), (64, 2), (128, 2)),
                  num_classes: int = len(CLASSES), size: int = 32, seed: int = 0) -> None:
-        stem = _check.integer(stem, "stem", minimum=1)
+        stem = _check.integer(stem, "stem", minimum=1, maximum=MAX_CHANNELS)
         blocks = _check_blocks(blocks)
-        num_classes = _check.integer(num_classes, "num_classes", minimum=2)
-        self.size = _check.integer(size, "size", minimum=4)
+        num_classes = _check.integer(num_classes, "num_classes", minimum=2, maximum=100_000)
+        self.size = _check.integer(size, "size", minimum=4, maximum=1024)
         seed = _check.integer(seed, "seed", minimum=0)
         self.config = {"stem": stem, "blocks": [list(b) for b in blocks], "num_classes": num_classes, "size": self.size}
         self.layers = _build_layers(stem, blocks, num_classes)

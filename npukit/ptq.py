@@ -18,16 +18,14 @@ See chapter 6, "Quantization" (chapters/06_quant.md).
 from __future__ import annotations
 
 import numbers as _numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
+from .graphs import _walkable
 from .qarith import _attrs, _conv, _graph, integer_forward
-from .quant import QParams, _float32, _from_range, choose_qparams, qrange
-
-if TYPE_CHECKING:
-    from . import tally
+from .quant import QParams, _float32, _from_range, _mse_clip, choose_qparams, qrange
 
 __all__ = [
     "Observer",
@@ -70,7 +68,7 @@ class Observer:
     def __init__(self, method: str = "minmax", *, percentile: float = 99.99, bins: int = 2048) -> None:
         self.method = _check.one_of(method, "method", _METHODS)
         self.percentile = _percentile(percentile)
-        self.bins = _check.integer(bins, "bins", minimum=64)
+        self.bins = _check.integer(bins, "bins", minimum=64, maximum=2**20)
         if self.bins % 2:
             raise ValueError(f"bins must be even, got {bins}")
         self.lo, self.hi, self.count = np.inf, -np.inf, 0
@@ -109,8 +107,7 @@ class Observer:
             If no batch was added.
         """
         qrange(dtype)
-        if not isinstance(symmetric, bool):
-            raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+        symmetric = _check.boolean(symmetric, "symmetric")
         if self.count == 0:
             raise ValueError("the observer has seen no data: call update(batch) first (calibration data is empty)")
         if self.method == "minmax":
@@ -141,15 +138,9 @@ class Observer:
         return max(lo, self.lo), min(hi, self.hi)
 
     def _mse(self, values: np.ndarray, weights: np.ndarray, dtype: str, symmetric: bool) -> tuple[float, float]:
-        qmin, qmax = qrange(dtype)
-        best = (np.inf, self.lo, self.hi)
-        for t in np.linspace(1 / 60, 1.0, 60):
-            scale, zp = _from_range(np.float64(self.lo * t), np.float64(self.hi * t), dtype, symmetric)
-            q = np.clip(np.rint(values / scale) + zp, qmin, qmax)
-            err = float(np.sum(weights * ((q - zp) * scale - values) ** 2))
-            if err <= best[0]:
-                best = (err, self.lo * t, self.hi * t)
-        return best[1], best[2]
+        """The range with the smallest quantize–dequantize error over the histogram, for ``dtype``'s grid."""
+        lo, hi = _mse_clip(values, (0,), qrange(dtype), symmetric, weights, np.float64(self.lo), np.float64(self.hi))
+        return float(lo.ravel()[0]), float(hi.ravel()[0])
 
 
 # ---- a float model, tensor by tensor ----------------------------------------------------------
@@ -194,7 +185,8 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
     >>> bool(np.allclose(env["logits"], net(images), atol=1e-4))
     True
     """
-    graph, inits = _graph(model)
+    graph, inits = _graph(_walkable(model))
+    _images_fit(graph, _float32(images, "images"), "images")
     env = {graph.input[0].name: _float32(images, "images")}
     for node in graph.node:
         if node.op_type not in _FLOAT_OPS:
@@ -216,6 +208,15 @@ def float_forward(model: Any, images: np.ndarray) -> dict[str, np.ndarray]:
             y = x @ (w.T if a.get("transB", 0) else w) + inits[node.input[2]]
         env[node.output[0]] = y.astype(np.float32)
     return env
+
+
+def _images_fit(graph: Any, images: np.ndarray, name: str) -> None:
+    """Refuse a batch that is not (n ≥ 1, C, H, W) with the model input's C, H, W (where they are static)."""
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in graph.input[0].type.tensor_type.shape.dim]
+    if images.ndim != 4 or len(images) == 0 or len(dims) != 4 or any(
+            d is not None and d != n for d, n in zip(dims[1:], images.shape[1:])):
+        want = ", ".join("?" if d is None else str(d) for d in dims[1:])
+        raise ValueError(f"{name} must be a non-empty batch of shape (n, {want}), got {images.shape}")
 
 
 # ---- calibration ----------------------------------------------------------------------------
@@ -287,6 +288,7 @@ def calibrate(model: Any, calibration_data: np.ndarray, *, method: str = "minmax
     if len(data) == 0:
         raise ValueError("calibration_data must hold at least one input")
     _check.finite(data, "calibration_data")
+    _images_fit(_graph(_walkable(model))[0], data, "calibration_data")
     batch = _check.integer(batch, "batch", minimum=1)
     keep_float = _keep_float(model, keep_float)
     observers = {t: Observer(method, percentile=percentile) for t in _activation_edges(model, keep_float)}
@@ -367,6 +369,9 @@ def _fixed(fixed: Any, act: dict[str, QParams]) -> dict[str, QParams]:
     for t, p in (fixed or {}).items():
         if t not in act or not isinstance(p, QParams):
             raise ValueError(f"fixed must map quantized tensors ({', '.join(act)}) to QParams, got {t!r}")
+        if p.dtype != "uint8" or np.size(p.scale) != 1:  # written as a uint8, per-tensor Q/DQ pair
+            raise ValueError(f"fixed[{t!r}] must be a per-tensor uint8 QParams (activations are uint8), "
+                             f"got {p.dtype} with {np.size(p.scale)} scale(s)")
     return dict(fixed or {})
 
 
@@ -416,9 +421,8 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     import onnx
     from onnx import helper
 
-    graph, inits = _graph(model)
-    if not isinstance(per_channel, bool):
-        raise TypeError(f"per_channel must be True or False, got {per_channel!r}")
+    graph, inits = _graph(_walkable(model))
+    per_channel = _check.boolean(per_channel, "per_channel")
     keep_float = _keep_float(model, keep_float)
     act = calibrate(model, calibration_data, method=method, percentile=percentile, keep_float=keep_float)
     act.update(_fixed(fixed, act))
@@ -452,12 +456,15 @@ def to_qdq(model: Any, calibration_data: np.ndarray, *, method: str = "minmax", 
     return result
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 6's rows of the "numbers so far" table: CameraNet in INT8.
 
-    Follows the contract of :mod:`npukit.tally`: ``ctx.model`` with BatchNorm
-    folded, calibrated (min–max) on 128 images of ``shapes_dataset(seed=7)``,
-    run with :func:`npukit.qarith.integer_forward` on 500 held-out images.
+    Follows the contract of :mod:`npukit.tally`: ``ctx.qdq``, CameraNet
+    with BatchNorm folded and calibrated min–max on 128 images of
+    ``shapes_dataset(seed=7)`` (chapter 8's INT8 model, from the build's store
+    for the shipped network), its weight bytes as deployed
+    (``ctx.weight_bytes``), and :func:`npukit.qarith.integer_forward` on the
+    first 500 images of the held-out draw (``ctx.heldout``).
 
     See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
@@ -465,27 +472,19 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     --------
     >>> from npukit import tally
     >>> [r.quantity for r in numbers(tally.Context())][0]
-    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales)'
+    'weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)'
     """
-    from onnx import numpy_helper
-
-    from . import rewrites, tally
-    from .data import shapes_dataset
-    from .train import HELDOUT_SEED
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
-    qdq = to_qdq(rewrites.fold_batchnorm(ctx.model), shapes_dataset(128, seed=7)[0])
-    images, labels = shapes_dataset(500, seed=HELDOUT_SEED)
-    q_logits, f_logits = integer_forward(qdq, images), ctx.net(images)
-    stored = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
-    n_int8 = sum(a.size for k, a in stored.items() if k.endswith(".int8"))
-    rest = sum(a.nbytes for k, a in stored.items() if not k.endswith(".int8"))
+    _tally.inputs(ctx)
+    n = 500
+    images, labels = (a[:n] for a in ctx.heldout)
+    q_logits, f_logits = integer_forward(ctx.qdq, images), ctx.net(images)
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
+    w = ctx.weight_bytes
     return [
-        tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales)",
-                  f"{n_int8 + rest:,} B (float32 weights: {4 * n_int8:,} B)", "npukit.ptq.to_qdq initializers"),
-        tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
-                  "npukit.qarith.integer_forward on 500 held-out images, min-max calibration on 128"),
+        _tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
+                   f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
+                   "initializers of npukit.ptq.to_qdq's model (npukit.shared.weight_bytes)"),
+        _tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
+                   f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
     ]

@@ -8,13 +8,16 @@ The invariant this module teaches:
     ``a = Σ q_w (q_x − z_x) + q_b`` is an exact int32 sum. Bringing it back
     to 8 bits with scale ``s_y`` multiplies by ``M = s_x s_w / s_y``, written
     as an int32 ``M0`` in [2^30, 2^31) and a right shift, ``M = M0·2^−(31+shift)``,
-    and rounds once (Jacob et al. 2018). Two correct implementations may
-    round differently (ties, or two roundings instead of one): a bit-exact
-    comparison must fix the rounding first.
+    and rounds (Jacob et al. 2018). Correct implementations differ in where
+    the output zero point goes (before or after the rounding: they disagree
+    on ties when it is odd), in how many times they round, and in float32
+    steps: a bit-exact comparison must fix all three first.
 
 :func:`quantize_multiplier` writes ``M`` as ``(M0, shift)``; :func:`requantize`
-rounds ``a·M`` once, half to even (ONNX QLinearConv's reference), or twice,
-as gemmlowp does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
+rounds ``a·M`` once, exactly, half to even, with the zero point added before
+the rounding (``onnx.reference``'s QLinearConv and QLinearMatMul) or after it
+(QLinearMatMul's formula, and ONNX Runtime's order), or twice, as gemmlowp
+does; :func:`qmatmul` and :func:`qconv` are the int32 kernels;
 :func:`integer_forward` runs a whole QDQ model (from :func:`npukit.ptq.to_qdq`)
 with them and nothing else. The number formats are in :mod:`npukit.quant`.
 
@@ -29,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import _check
+from .graphs import _walkable
 from .quant import DTYPES, _float32, quantize
 
 __all__ = [
@@ -74,6 +78,8 @@ def quantize_multiplier(real: Any) -> tuple[Any, Any]:
     """
     if isinstance(real, bool) or not isinstance(real, (_numbers.Real, np.ndarray)):
         raise TypeError(f"real must be a positive number or array, got {type(real).__name__}")
+    if isinstance(real, np.ndarray):
+        _check.real_array(real, "real")  # complex would drop its imaginary part, bool would be 1.0
     r = np.asarray(real, dtype=np.float64)
     if not (np.all(np.isfinite(r)) and np.all(r > 0) and np.all(r < 2.0**31)):
         raise ValueError(f"real must be finite, > 0 and < 2**31, got {r.ravel()[:4]}")
@@ -119,13 +125,17 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
                rounding: str = "half_even") -> np.ndarray:
     """Bring int32 accumulators back to a quantized type: ``saturate(round(acc·M0·2^−(31+shift)) + z)``.
 
-    ``rounding="half_even"`` rounds once, exactly, ties to even, on the value
-    with the zero point added (what ONNX QLinearMatMul/QLinearConv's
-    reference does). ``rounding="double"`` is gemmlowp's (and Jacob et al.'s)
-    two-step integer version: a rounding high multiply by ``M0`` (ties toward
-    +inf) and then a rounding right shift (ties away from zero), the zero
-    point added after; the first rounding can push the second across a tie,
-    so it sometimes differs by one step.
+    Three roundings, each exact (integer arithmetic, no float32 step):
+    ``"half_even"``, ``round(a·M + z)`` once, ties to even: what
+    ``onnx.reference`` computes for QLinearConv and QLinearMatMul, and
+    OpenVINO's order (its FakeQuantize adds z, in float32, before it rounds);
+    ``"half_even_zp_after"``, ``round(a·M) + z``: QLinearMatMul's formula
+    (as QuantizeLinear's) and ONNX Runtime's order (which rounds in float32),
+    different from the first only on exact ties with an odd ``z``;
+    ``"double"``, gemmlowp's (Jacob et al.'s, TFLite's) two integer
+    roundings, a rounding high multiply by ``M0`` (ties toward +inf) and a
+    rounding right shift (ties away from zero), then ``+ z``: the first can
+    push the second across a tie, one step off.
 
     See chapter 6, "Integer-only inference" (chapters/06_quant.md).
 
@@ -140,7 +150,7 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
         The output's zero point.
     dtype : str
         The output type (a key of :data:`npukit.quant.DTYPES`).
-    rounding : {"half_even", "double"}
+    rounding : {"half_even", "half_even_zp_after", "double"}
 
     Returns
     -------
@@ -161,6 +171,10 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     [2, 4, -2]
     >>> requantize(np.int32([10, 14, -6]), m0, shift, 0, "int8", rounding="double").tolist()
     [3, 4, -2]
+    >>> requantize(np.int32([2, 6, 10]), m0, shift, 3, "int8").tolist()    # 0.5, 1.5, 2.5 and z = 3
+    [4, 4, 6]
+    >>> requantize(np.int32([2, 6, 10]), m0, shift, 3, "int8", rounding="half_even_zp_after").tolist()
+    [3, 5, 5]
     """
     acc = _check.as_array(acc, "acc")
     if acc.dtype.kind not in "iu":
@@ -169,11 +183,19 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     if acc.size and (acc.min() < -2**31 or acc.max() >= 2**31):
         raise ValueError("acc must hold int32 values")
     lo, hi, store = DTYPES[_check.one_of(dtype, "dtype", tuple(DTYPES))]
-    _check.one_of(rounding, "rounding", ("half_even", "double"))
+    _check.one_of(rounding, "rounding", ("half_even", "half_even_zp_after", "double"))
     m0, n = np.asarray(multiplier), np.asarray(shift)
     if m0.dtype.kind not in "iu" or n.dtype.kind not in "iu":
         raise TypeError("multiplier and shift must be integers (from quantize_multiplier)")
     m0, n = m0.astype(np.int64), n.astype(np.int64)
+    for arr, what in ((m0, "multiplier"), (n, "shift"), (np.asarray(zero_point), "zero_point")):
+        try:
+            if (arr.size == 0 or np.broadcast_shapes(arr.shape, acc.shape) != acc.shape
+                    or (arr.size > 1 and arr.ndim != acc.ndim)):  # (C,) against (N, C, H, W) would scale along W
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{what} must be one value or have acc's {acc.ndim} axes and broadcast against its "
+                             f"shape {acc.shape} (one per channel: shape (1, C, 1, 1)), got shape {arr.shape}") from None
     if m0.size and (m0.min() < 2**30 or m0.max() >= 2**31):
         raise ValueError(f"multiplier must be in [2**30, 2**31) (M0 in [0.5, 1) as int32), got {m0.ravel()[:4]}")
     if n.size and n.min() < -31:
@@ -184,6 +206,8 @@ def requantize(acc: np.ndarray, multiplier: Any, shift: Any, zero_point: Any = 0
     z = z.astype(np.int64)
     if rounding == "half_even":
         q = _shift_round_half_even(acc * m0, 31 + n, z)
+    elif rounding == "half_even_zp_after":
+        q = _shift_round_half_even(acc * m0, 31 + n, np.zeros_like(z)) + z
     else:                                                 # gemmlowp: all in int32
         left, right = np.maximum(-n, 0), np.maximum(n, 0)
         shifted = acc << left
@@ -198,6 +222,12 @@ def _int_operand(q: Any, name: str) -> np.ndarray:
     if q.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got {q.dtype}")
     return q
+
+
+def _int_range(q: np.ndarray) -> tuple[int, int]:
+    """The range of an integer operand's dtype: a zero point must be a value of that type."""
+    info = np.iinfo(q.dtype)
+    return int(info.min), int(info.max)
 
 
 def _exact_int32(total: np.ndarray, what: str) -> np.ndarray:
@@ -230,6 +260,8 @@ def qmatmul(a: np.ndarray, a_zero_point: Any, b: np.ndarray, b_zero_point: Any =
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"a and b must be 2-D with a.shape[1] == b.shape[0], got {a.shape} and {b.shape}")
     za = _check.integer(a_zero_point, "a_zero_point")
+    _check.zero_point(za, "a_zero_point", *_int_range(a), f"a's dtype {a.dtype}")
+    _check.zero_point(b_zero_point, "b_zero_point", *_int_range(b), f"b's dtype {b.dtype}")
     zb = np.asarray(b_zero_point)
     if zb.dtype.kind not in "iu" or zb.size not in (1, b.shape[1]) or zb.ndim > 1:
         raise ValueError(f"b_zero_point must be an integer or one integer per column of b ({b.shape[1]}), "
@@ -296,8 +328,13 @@ def qconv(x: np.ndarray, x_zero_point: Any, w: np.ndarray, w_zero_point: Any = 0
     """
     x, w = _int_operand(x, "x"), _int_operand(w, "w")
     x_zero_point = _check.integer(x_zero_point, "x_zero_point")
+    _check.zero_point(x_zero_point, "x_zero_point", *_int_range(x), f"x's dtype {x.dtype}")
+    _check.zero_point(w_zero_point, "w_zero_point", *_int_range(w), f"w's dtype {w.dtype}")
     stride, pad = _check.integer(stride, "stride", minimum=1), _check.integer(pad, "pad", minimum=0)
     groups = _check.integer(groups, "groups", minimum=1)
+    if x.ndim == 4 and w.ndim == 4:  # the float64 padded input and its windows, before NumPy tries
+        hp, wp = x.shape[2] + 2 * pad, x.shape[3] + 2 * pad
+        _check.allocation(8 * x.shape[0] * x.shape[1] * hp * wp * max(1, w.shape[2] * w.shape[3] // stride**2), "pad")
     if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
         raise ValueError(f"x (N, C, H, W) and w (M, C/groups, k, k) do not fit with groups={groups}: "
                          f"{x.shape}, {w.shape}")
@@ -411,9 +448,10 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     Each Conv or Gemm between dequantized int8 weights and a dequantized uint8
     activation becomes :func:`qconv` / :func:`qmatmul`
     (int32 sums, int32 bias); a Relu followed by a QuantizeLinear becomes
-    `requantize` (``M = s_x·s_w / s_y`` in float32, as
-    QLinearConv computes it, written exactly as ``M0``, ``shift``) and a clamp
-    at the output zero point; a GlobalAveragePool sums integers and
+    :func:`requantize` (``M = s_x·s_w / s_y`` in float32, as
+    ``onnx.reference``'s QLinearConv computes it, written exactly as ``M0``
+    and ``shift``; the zero point added before the one rounding, as there)
+    and a clamp at the output zero point; a GlobalAveragePool sums integers and
     requantizes by ``s_x / (H·W·s_y)``. Only the input's QuantizeLinear and
     the logits' final rescale touch floats.
 
@@ -451,10 +489,9 @@ def integer_forward(qdq_model: Any, images: np.ndarray, *, record: bool = False)
     >>> float((logits.argmax(1) == net(images).argmax(1)).mean())
     1.0
     """
-    graph, inits = _graph(qdq_model)
+    graph, inits = _graph(_walkable(qdq_model, "qdq_model"))
     images = _float32(images, "images")
-    if not isinstance(record, bool):
-        raise TypeError(f"record must be True or False, got {record!r}")
+    record = _check.boolean(record, "record")
     if images.ndim != 4 or len(images) == 0:
         raise ValueError(f"images must be a non-empty (n, C, H, W) batch, got shape {images.shape}")
     logits, acts = [], []

@@ -7,12 +7,13 @@ The invariant this module teaches:
     the even integer, the zero point added after rounding and the result
     clamped to the type's range: ONNX QuantizeLinear / DequantizeLinear, bit
     for bit. A smaller *float* format (bf16, fp16, FP8) is the other way to
-    spend fewer bits: no scale to choose, but fewer significand bits.
+    spend fewer bits: its exponent adapts to each value, but its range is
+    fixed, so FP8 too is used with a scale per tensor.
 
 :func:`quantize` / :func:`dequantize` are the ONNX operators (per tensor, per
 axis, blocked) and :func:`fake_quantize` is the same operator as OpenVINO
-evaluates it; :func:`choose_qparams` picks a scale and zero point from data
-(min–max, percentile, MSE); :func:`to_float` rounds to bf16, fp16 and FP8;
+evaluates it; :func:`choose_range` and :func:`choose_qparams` pick a range, a
+scale and a zero point from data (min–max, percentile, MSE); :func:`to_float` rounds to bf16, fp16 and FP8;
 :func:`sqnr` and :func:`cosine` measure the error. The integer arithmetic of a
 quantized layer is in :mod:`npukit.qarith`; calibrating and quantizing a whole
 model is in :mod:`npukit.ptq`.
@@ -39,6 +40,7 @@ __all__ = [
     "dequantize",
     "fake_quantize",
     "choose_qparams",
+    "choose_range",
     "to_float",
     "to_bfloat16",
     "sqnr",
@@ -290,6 +292,8 @@ def fake_quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str =
     ([3, 5, 5], [4, 4, 6])
     """
     x = _float32(x, "x")
+    if zero_point is None:  # the default is 0, as an int: None is not a zero point here
+        raise TypeError("zero_point must be an integer in the type's range, got None")
     if np.size(scale) != 1 or np.size(zero_point) != 1:
         raise ValueError("scale and zero_point must be per-tensor (one number each)")
     s, z, lo, hi, store = _params(x.shape, scale, zero_point, dtype, 0, 0)
@@ -324,10 +328,21 @@ class QParams:
     axis: int | None = None
 
     def __post_init__(self) -> None:
-        qrange(self.dtype)
+        lo, hi = qrange(self.dtype)
+        if isinstance(self.scale, (bool, np.bool_)) or not isinstance(self.scale, (_numbers.Real, np.ndarray)):
+            raise TypeError(f"scale must be a positive number or a float array, got {type(self.scale).__name__}")
         s = np.asarray(self.scale)
-        if s.dtype.kind not in "fiu" or not (np.all(np.isfinite(s)) and np.all(s > 0)):
-            raise ValueError(f"scale must be finite and > 0, got {s.ravel()[:4]}")
+        with np.errstate(over="ignore"):
+            s32 = s.astype(np.float32) if s.dtype.kind in "fiu" else s
+        if s.dtype.kind not in "fiu" or s.size == 0 or not (np.all(np.isfinite(s32)) and np.all(s > 0)):
+            raise ValueError(f"scale must be finite (as float32) and > 0, got {s.ravel()[:4]}")
+        z = _check.zero_point(self.zero_point, "zero_point", lo, hi, f"dtype {self.dtype}")
+        if z.shape != s.shape and not (z.size == 1 and s.size == 1):
+            raise ValueError(f"zero_point must have the shape of scale {s.shape}, got {z.shape}")
+        if self.axis is not None:
+            _check.integer(self.axis, "axis")
+        elif s.size > 1:
+            raise ValueError(f"axis must be given for {s.size} scales (per channel); None means one scale per tensor")
 
     def quantize(self, x: np.ndarray) -> np.ndarray:
         """:func:`quantize` with these parameters."""
@@ -352,9 +367,15 @@ def _reduce_axes(x: np.ndarray, axis: int | None) -> tuple:
     return tuple(i for i in range(x.ndim) if i != axis % x.ndim)
 
 
-def _from_range(lo: np.ndarray, hi: np.ndarray, dtype: str, symmetric: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Scale and zero point that map [lo, hi] (widened to include 0) onto the type's grid."""
-    qmin, qmax = qrange(dtype)
+def _grid(bits: int, symmetric: bool) -> tuple[int, int]:
+    """The integer grid of ``bits`` bits: signed for a symmetric quantizer, unsigned otherwise."""
+    return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if symmetric else (0, 2**bits - 1)
+
+
+def _from_range(lo: np.ndarray, hi: np.ndarray, grid: str | tuple[int, int], symmetric: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Scale and zero point that map [lo, hi] (widened to include 0) onto a grid (a dtype or (qmin, qmax))."""
+    qmin, qmax = qrange(grid) if isinstance(grid, str) else grid
     lo, hi = np.minimum(np.asarray(lo, np.float64), 0), np.maximum(np.asarray(hi, np.float64), 0)
     if symmetric:  # zero exactly at the middle of the grid; signed types leave -128 unused
         amax = np.maximum(-lo, hi)
@@ -369,32 +390,112 @@ def _from_range(lo: np.ndarray, hi: np.ndarray, dtype: str, symmetric: bool) -> 
     return scale, zp
 
 
-def _mse_clip(x: np.ndarray, axes: tuple, dtype: str, symmetric: bool, grid: int = 60) -> tuple:
-    """The range [t·lo, t·hi] (t in a grid over (0, 1]) whose quantize–dequantize error is smallest."""
-    lo, hi = x.min(axis=axes, keepdims=True), x.max(axis=axes, keepdims=True)
-    best, best_lo, best_hi = None, lo, hi
-    for t in np.linspace(1.0 / grid, 1.0, grid):
-        scale, zp = _from_range(lo * t, hi * t, dtype, symmetric)
-        qmin, qmax = qrange(dtype)
-        q = np.clip(np.rint(x / scale).astype(np.float64) + zp, qmin, qmax)
-        err = ((q - zp) * scale - x) ** 2
-        err = err.mean(axis=axes, keepdims=True)
-        better = err if best is None else np.minimum(best, err)
-        pick = err <= (better if best is None else best)
-        best_lo, best_hi = np.where(pick, lo * t, best_lo), np.where(pick, hi * t, best_hi)
-        best = better
-    return best_lo, best_hi
+def _mse_clip(x: np.ndarray, axes: tuple, grid: tuple[int, int], symmetric: bool,
+              weights: np.ndarray | None = None, lo: Any = None, hi: Any = None) -> tuple:
+    """The range [t·lo, t·hi] whose quantize–dequantize error on ``grid`` is smallest.
+
+    ``t`` is searched on 64 points in (0, 1], then on 65 points within one
+    coarse step of the best: the optimum moves with the number of levels.
+    ``weights`` (a histogram's counts, ``x`` its bin centres) weight the
+    error; ``lo``/``hi`` default to the extremes of ``x``.
+    """
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))     # x reduced over axes, kept
+    lo = np.broadcast_to(x.min(axis=axes, keepdims=True) if lo is None else np.asarray(lo, np.float64), shape)
+    hi = np.broadcast_to(x.max(axis=axes, keepdims=True) if hi is None else np.asarray(hi, np.float64), shape)
+    w = np.ones_like(x) if weights is None else weights
+    best, best_t = np.full(shape, np.inf), np.ones(shape)
+    n = 64
+    for k, t in enumerate([*np.linspace(1.0 / n, 1.0, n), *np.linspace(-1.0, 1.0, n + 1)]):
+        if k == n:
+            coarse = best_t.copy()                   # then the same offsets around each slice's best t
+        t = np.broadcast_to(t if k < n else np.clip(coarse + t / n, 1.0 / (4 * n), 1.0), shape)
+        scale, zp = _from_range(lo * t, hi * t, grid, symmetric)
+        q = np.clip(np.rint(x / scale).astype(np.float64) + zp, *grid)
+        err = (w * ((q - zp) * scale - x) ** 2).sum(axis=axes, keepdims=True) / w.sum(axis=axes, keepdims=True)
+        pick = err <= best                           # ties: the wider range (t grows within a pass)
+        best, best_t = np.where(pick, err, best), np.where(pick, t, best_t)
+    return lo * best_t, hi * best_t
+
+
+def _range(x: Any, axis: int | None, grid: tuple[int, int], symmetric: Any, method: Any,
+           percentile: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Check the arguments; the [lo, hi] of ``method`` for data ``x`` on ``grid``, with kept dimensions."""
+    x = _check.float_data(x, "x")
+    _check.one_of(method, "method", _METHODS)
+    symmetric = _check.boolean(symmetric, "symmetric")
+    if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
+        raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
+    axes = _reduce_axes(x, axis)
+    x = x.astype(np.float64)
+    if method == "minmax":
+        return x.min(axis=axes, keepdims=True), x.max(axis=axes, keepdims=True)
+    if method == "mse":
+        return _mse_clip(x, axes, grid, symmetric)
+    if symmetric:
+        hi = np.percentile(np.abs(x), percentile, axis=axes, keepdims=True)
+        return -hi, hi
+    return (np.percentile(x, 100 - percentile, axis=axes, keepdims=True),
+            np.percentile(x, percentile, axis=axes, keepdims=True))
+
+
+def choose_range(x: np.ndarray, bits: int = 8, symmetric: bool = True, axis: int | None = None,
+                 method: str = "minmax", *, percentile: float = 99.99) -> tuple[np.ndarray, np.ndarray]:
+    """The range [lo, hi] a quantizer on a ``bits``-bit grid covers (per tensor, or per slice along ``axis``).
+
+    ``method``: ``"minmax"`` (the extremes), ``"percentile"`` (the
+    ``percentile``-th and ``100 − percentile``-th percentiles, or of ``|x|``
+    when symmetric) or ``"mse"`` (the clip with the smallest mean squared
+    quantize–dequantize error on the grid: signed,
+    ``[−2^(bits−1), 2^(bits−1) − 1]``, when ``symmetric``, else unsigned,
+    ``[0, 2^bits − 1]``). Only ``"mse"`` depends on the grid: its clip moves
+    in as the levels get coarser. :func:`choose_qparams` turns such a range
+    into a scale and zero point.
+    See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        float32 or float64 data, finite, not empty.
+    bits : int
+        From 2 to 16.
+    symmetric : bool
+    axis : int, optional
+        One range per slice along this axis.
+    method : {"minmax", "percentile", "mse"}
+    percentile : float
+        In (50, 100], for ``method="percentile"``.
+
+    Returns
+    -------
+    (lo, hi)
+        float64 arrays: 0-D per tensor, 1-D along ``axis``. Not yet widened
+        to include 0 (the scale is).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an empty, non-finite or non-float ``x``, a bad ``bits``, method,
+        percentile or axis.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).exponential(size=20000).astype(np.float32)
+    >>> [round(float(choose_range(x, b, False, method="mse")[1]), 2) for b in (8, 4)]   # fewer levels: clip lower
+    [9.18, 6.17]
+    """
+    bits = _check.integer(bits, "bits", minimum=2)
+    if bits > 16:
+        raise ValueError(f"bits must be at most 16, got {bits}")
+    lo, hi = _range(x, axis, _grid(bits, symmetric is True), symmetric, method, percentile)
+    return (lo.reshape(()), hi.reshape(())) if axis is None else (lo.ravel(), hi.ravel())
 
 
 def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, axis: int | None = None,
                    method: str = "minmax", *, percentile: float = 99.99) -> QParams:
     """Pick scale and zero point for ``x`` (per tensor, or per slice along ``axis``).
 
-    The range [lo, hi] comes from ``method``: ``"minmax"`` (the extremes),
-    ``"percentile"`` (the ``percentile``-th and ``100 − percentile``-th
-    percentiles, or of ``|x|`` when symmetric) or ``"mse"`` (the clipping that
-    minimises the mean squared quantize–dequantize error, searched on a grid).
-    The range always includes 0, so that zero is exact. Asymmetric:
+    The range [lo, hi] is :func:`choose_range`'s, on this ``dtype``'s grid,
+    widened to include 0 so that zero is exact. Asymmetric:
     ``scale = (hi − lo)/(qmax − qmin)``, ``zero_point = qmin − round(lo/scale)``.
     Symmetric: ``scale = max(|lo|, hi)/127`` for 8 bits (−127…127, "narrow
     range") and zero point 0 (128 for unsigned types).
@@ -402,16 +503,11 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
 
     Parameters
     ----------
-    x : numpy.ndarray
-        float32 or float64 data, finite, not empty.
     dtype : str
         A key of :data:`DTYPES`.
-    symmetric : bool
-    axis : int, optional
-        Per-channel along this axis (weights: 0 for a Conv's output channels).
-    method : {"minmax", "percentile", "mse"}
-    percentile : float
-        In (50, 100], for ``method="percentile"``.
+    x, symmetric, axis, method, percentile
+        As for :func:`choose_range` (weights per channel: axis 0, a Conv's
+        output channels).
 
     Returns
     -------
@@ -432,30 +528,12 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
     >>> float(p.scale), int(p.zero_point)
     (0.0235294122248888, 0)
     """
-    x = _check.float_data(x, "x")
-    _check.one_of(method, "method", _METHODS)
-    qrange(dtype)
-    if not isinstance(symmetric, bool):
-        raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
-    axes = _reduce_axes(x, axis)
-    x = x.astype(np.float64)
-    if method == "minmax":
-        lo, hi = x.min(axis=axes, keepdims=True), x.max(axis=axes, keepdims=True)
-    elif method == "percentile":
-        if isinstance(percentile, bool) or not isinstance(percentile, _numbers.Real) or not 50 < percentile <= 100:
-            raise ValueError(f"percentile must be a number in (50, 100], got {percentile!r}")
-        if symmetric:
-            hi = np.percentile(np.abs(x), percentile, axis=axes, keepdims=True)
-            lo = -hi
-        else:
-            lo = np.percentile(x, 100 - percentile, axis=axes, keepdims=True)
-            hi = np.percentile(x, percentile, axis=axes, keepdims=True)
-    else:
-        lo, hi = _mse_clip(x, axes, dtype, symmetric)
-    scale, zp = _from_range(lo, hi, dtype, symmetric)
+    grid = qrange(dtype)
+    lo, hi = _range(x, axis, grid, symmetric, method, percentile)
+    scale, zp = _from_range(lo, hi, grid, symmetric)
     if axis is None:
         return QParams(scale.reshape(()), zp.reshape(()), dtype, None)
-    return QParams(scale.ravel(), zp.ravel(), dtype, axis % x.ndim)
+    return QParams(scale.ravel(), zp.ravel(), dtype, axis % np.ndim(x))
 
 
 # ---- low-precision floats ------------------------------------------------------------------
@@ -500,6 +578,7 @@ def to_float(x: np.ndarray, fmt: str, *, saturate: bool = False) -> np.ndarray:
         raise TypeError(f"x must be float32, got {x.dtype}")
     if not isinstance(fmt, str):
         raise TypeError(f"fmt must be a format name such as 'bfloat16', got {type(fmt).__name__}")
+    saturate = _check.boolean(saturate, "saturate")  # "False" is a true string
     mbits, emin, largest, overflow = FLOAT_FORMATS[_check.one_of(fmt, "fmt", tuple(FLOAT_FORMATS))]
     with np.errstate(invalid="ignore", over="ignore"):          # signalling NaNs warn when cast
         a = x.astype(np.float64)
@@ -541,7 +620,7 @@ def to_bfloat16(x: np.ndarray) -> np.ndarray:
 
 
 def _pair(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    x, y = _check.as_array(x, "x"), _check.as_array(y, "y")
+    x, y = _check.real_array(x, "x"), _check.real_array(y, "y")  # complex would lose its imaginary part
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
     if x.size == 0:

@@ -23,14 +23,12 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
-from . import _check
+from . import _check, _tally
 from ._arith import round_up
-from .graphs import CONST_OPS, _attr, _model, _node_name, _record, op_counts, tensor_shapes, topological_order, totals
+from .graphs import CONST_OPS, _attr, _walkable, _model, _node_name, _record, op_counts, tensor_shapes, topological_order, totals
 
 if TYPE_CHECKING:
     import onnx
-
-    from . import tally
 
 __all__ = ["Fusion", "FusionResult", "Buffer", "MemoryPlan", "fold_batchnorm", "fuse_conv_add_relu",
            "run_reference", "live_peak", "plan_memory", "numbers"]
@@ -240,8 +238,12 @@ class Fusion:
 
     def __post_init__(self) -> None:
         _record(self, names=("nodes", "op_types", "removed"), counts=("bytes_saved",))
+        if len(self.nodes) < 2 or len(set(self.nodes)) != len(self.nodes):
+            raise ValueError(f"nodes must name at least two different nodes (a fused chain), got {self.nodes}")
         if len(self.nodes) != len(self.op_types):
             raise ValueError(f"op_types must have one entry per node ({len(self.nodes)}), got {len(self.op_types)}")
+        if len(set(self.removed)) != len(self.removed):
+            raise ValueError(f"removed must name each tensor once, got {self.removed}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +254,7 @@ class FusionResult:
     fusions: tuple[Fusion, ...]
 
     def __post_init__(self) -> None:
-        _model(self.model)
+        _walkable(_model(self.model))
         fusions = _check.sequence(self.fusions, "fusions")
         object.__setattr__(self, "fusions", tuple(_check.instance(f, f"fusions[{k}]", Fusion) for k, f in enumerate(fusions)))
 
@@ -468,7 +470,7 @@ def run_reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list
     """
     from onnx.reference import ReferenceEvaluator
 
-    feeds = _feeds(_model(model).graph, inputs)
+    feeds = _feeds(_walkable(_model(model)).graph, inputs)
     return list(ReferenceEvaluator(model, new_ops=[_fused_conv_op()]).run(None, feeds))
 
 
@@ -521,7 +523,31 @@ class MemoryPlan:
         _record(self, names=("order",), counts=("peak_bytes", "naive_bytes", "lower_bound_bytes"))
         buffers = _check.sequence(self.buffers, "buffers")
         object.__setattr__(self, "buffers", tuple(_check.instance(b, f"buffers[{k}]", Buffer) for k, b in enumerate(buffers)))
-        _check.power_of_two(self.alignment, "alignment")
+        alignment = _check.power_of_two(self.alignment, "alignment")
+        self._check_layout(alignment)
+
+    def _check_layout(self, alignment: int) -> None:
+        """The plan's promises: distinct names, lifetimes in ``order``, aligned offsets, no byte shared by two live tensors."""
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("order must name each node once")
+        if len({b.tensor for b in self.buffers}) != len(self.buffers):
+            raise ValueError("buffers must hold each tensor once")
+        for k, b in enumerate(self.buffers):
+            if b.last >= len(self.order):
+                raise ValueError(f"buffers[{k}] ({b.tensor!r}) lives until node {b.last}, past the {len(self.order)} nodes of order")
+            if b.offset % alignment:
+                raise ValueError(f"buffers[{k}] ({b.tensor!r}) has offset {b.offset}, not a multiple of alignment {alignment}")
+            for j in range(k):
+                o = self.buffers[j]
+                if b.size and o.size and b.overlaps_in_time(o) and b.overlaps_in_memory(o):
+                    raise ValueError(f"buffers[{k}] ({b.tensor!r}) and buffers[{j}] ({o.tensor!r}) are live together "
+                                     "and share bytes")
+        sums = {"peak_bytes": max((b.offset + b.size for b in self.buffers), default=0),
+                "naive_bytes": sum(round_up(b.size, alignment) for b in self.buffers),
+                "lower_bound_bytes": live_peak((b.size, b.first, b.last) for b in self.buffers)}
+        for f, want in sums.items():
+            if getattr(self, f) != want:
+                raise ValueError(f"{f} must be {want:,} for these buffers, got {getattr(self, f):,}")
 
     def buffer(self, tensor: str) -> Buffer:
         """The :class:`Buffer` of ``tensor`` (``KeyError`` if it is not planned)."""
@@ -672,11 +698,12 @@ def plan_memory(model: onnx.ModelProto, *, alignment: int = 64) -> MemoryPlan:
 # ---- numbers so far -------------------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 3's rows of the "numbers so far" table: CameraNet's graph, folding, memory and roofline.
 
-    Follows the contract of :mod:`npukit.tally`; reads ``ctx.model`` and
-    ``ctx.machine`` (measured on first use). See chapter 3b, "Rewriting the
+    Follows the contract of :mod:`npukit.tally`; reads ``ctx.model``,
+    ``ctx.weight_bytes`` and ``ctx.machine`` (the build's profile, measured
+    once and read by every page). See chapter 3b, "Rewriting the
     graph" (chapters/03b_rewrites.md).
 
     Examples
@@ -687,26 +714,27 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> rows[0].quantity, rows[0].value
     ('MACs per image (ONNX graph)', '569,344')
     """
-    from . import tally
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
+    _tally.inputs(ctx)
     model, machine = _model(ctx.model), ctx.machine
     t = totals(op_counts(model))
     folded = fold_batchnorm(model)
     plan = plan_memory(folded)
     n_bn = sum(n.op_type == "BatchNormalization" for n in model.graph.node)
     return [
-        tally.Row(3, "MACs per image (ONNX graph)", f"{t['macs']:,}", "op_counts: summed over the ONNX graph's nodes"),
-        tally.Row(3, "parameter bytes (float32)", f"{t['param_bytes']:,}", "op_counts: bytes of every initializer read by a node"),
-        tally.Row(3, "nodes before / after folding BatchNorm",
+        _tally.Row(3, "MACs per image (ONNX graph)", f"{t['macs']:,}", "op_counts: summed over the ONNX graph's nodes"),
+        _tally.Row(3, "weight bytes, float32: as exported / BatchNorm folded (as deployed)",
+                   f"{t['param_bytes']:,} B / {ctx.weight_bytes['FP32']:,} B",
+                   "op_counts: bytes of every initializer read by a node; fold_batchnorm drops BN's four vectors "
+                   "per channel for one bias"),
+        _tally.Row(3, "nodes before / after folding BatchNorm",
                   f"{len(model.graph.node)} / {len(folded.graph.node)} ({n_bn} BN folded)",
                   "fold_batchnorm; chapter 3 checks the folded outputs with onnx.reference"),
-        tally.Row(3, "activation memory: one buffer per tensor / greedy reuse",
+        _tally.Row(3, "activation memory: one buffer per tensor / greedy reuse",
                   f"{plan.naive_bytes:,} B / {plan.peak_bytes:,} B",
                   f"plan_memory on the folded graph ({plan.alignment}-byte aligned offsets)"),
-        tally.Row(3, "this machine's roofline",
-                  f"{machine.peak_flops / 1e9:.0f} GFLOP/s, {machine.bandwidth / 1e9:.1f} GB/s",
-                  f"roofline.measure_machine on {machine.cpu}: float32 matmul and a large copy"
-                  + (f", both on {machine.threads} threads" if machine.threads else "")),
+        _tally.Row(3, "this machine's roofline",
+                   f"{machine.peak_flops / 1e9:.0f} GFLOP/s, {machine.bandwidth / 1e9:.1f} GB/s",
+                   f"roofline.measure_machine on {machine.cpu}: float32 matmul and a large copy"
+                   + (f", both on {machine.threads} threads" if machine.threads else "")
+                   + "; measured once for the build (npukit.shared.machine)"),
     ]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from . import _check
-from .graphs import MachineSpec, OpCount, _model, _node_name, op_counts, tensor_shapes
+from .graphs import MachineSpec, OpCount, _model, _walkable, _node_name, op_counts, tensor_shapes
 
 if TYPE_CHECKING:
     import onnx
@@ -104,9 +104,9 @@ def copy_bytes(llc: int | None = -1, *, available: int | None = -1) -> int:
     """
     from . import measure
 
-    if llc == -1:
+    if type(llc) is int and llc == -1:  # the default only: -1.0 or True is a wrong argument, not "measure it"
         llc = measure.last_level_cache()
-    if available == -1:
+    if type(available) is int and available == -1:
         available = _available_memory()
     llc = None if llc is None else _check.integer(llc, "llc", minimum=1)
     available = None if available is None else _check.integer(available, "available", minimum=1)
@@ -118,7 +118,7 @@ def copy_bytes(llc: int | None = -1, *, available: int | None = -1) -> int:
 def _threads(threads: Any) -> int:
     from . import measure
 
-    return measure.cores() if threads is None else _check.integer(threads, "threads", minimum=1)
+    return measure.cores() if threads is None else _check.integer(threads, "threads", minimum=1, maximum=1024)
 
 
 def _best(fn: Any, repeat: int, warmup: int) -> float:
@@ -186,10 +186,11 @@ def stream_bandwidth(nbytes: int, *, kernel: str = "copy", threads: int | None =
     from concurrent.futures import ThreadPoolExecutor
 
     nbytes = _check.integer(nbytes, "nbytes", minimum=4096)
+    _check.allocation(2 * nbytes, "nbytes")  # the source and the destination
     _check.one_of(kernel, "kernel", ("copy", "relu"))
     threads = _threads(threads)
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    warmup = _check.integer(warmup, "warmup", minimum=0)
+    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
     n = nbytes // 4
     src = np.ones(n, dtype=np.float32)
     dst = np.zeros_like(src)  # touched now, so no call pays the page faults
@@ -316,8 +317,8 @@ def measure_machine(*, repeat: int = 7, n: int = 1024, nbytes: int | None = None
     """
     from . import measure
 
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    n = _check.integer(n, "n", minimum=64)
+    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=1_000)
+    n = _check.integer(n, "n", minimum=64, maximum=8192)  # 8192³: a TFLOP per call
     nbytes = copy_bytes() if nbytes is None else _check.integer(nbytes, "nbytes", minimum=_MIB)
     threads = _threads(threads)
     peak, blas_threads = _peak(n, threads, repeat)
@@ -332,6 +333,15 @@ def measure_machine(*, repeat: int = 7, n: int = 1024, nbytes: int | None = None
 
 
 # ---- measured kernels ---------------------------------------------------------------------------
+
+
+def _not_a_typo(name: str, known: Mapping[str, Any], where: str) -> None:
+    """Refuse a name that is not a node's but nearly is: a misspelling would silently drop the node."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+    if close:
+        raise ValueError(f"{where} must name a node of the model, got {name!r}; did you mean {close[0]!r}?")
 
 
 def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], *,
@@ -349,7 +359,9 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
     ``kernels`` maps each kernel's name to the names of the ONNX nodes it ran
     (OpenVINO's ``originalLayersNames``, :func:`npukit.deploy.executed_graph`).
     A name may be a node's name or the name of a tensor it writes (OpenVINO
-    names layers after their outputs); names of neither are ignored. A node no kernel names
+    names layers after their outputs); names of neither are ignored (OpenVINO's
+    own, such as ``Multiply_4300`` or the graph input), except one a typo away
+    from a node's name (``"stem.rleu"``), which is an error. A node no kernel names
     is charged to the kernel that reads its output, when exactly one does (a
     runtime renames a node it rewrote: OpenVINO names a convolution whose
     weights absorbed a BatchNorm after the ``Multiply`` that scaled them).
@@ -375,7 +387,8 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
     ------
     TypeError, ValueError
         If ``model`` is not an ``onnx.ModelProto``, ``kernels`` not a mapping
-        of names to lists of names, or two kernels name the same node.
+        of names to lists of names, two kernels name the same node, or a name
+        is a misspelling of a node's.
 
     Examples
     --------
@@ -388,7 +401,7 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
     >>> alone["a"].bytes + alone["b"].bytes - fused.bytes      # the 4×8×8 float32 tensor between them, written and read
     2048
     """
-    model = _model(model)
+    model = _walkable(_model(model))
     if not isinstance(kernels, Mapping):
         raise TypeError(f"kernels must be a mapping of kernel names to lists of ONNX node names, "
                         f"got {type(kernels).__name__}")
@@ -402,6 +415,8 @@ def kernel_counts(model: onnx.ModelProto, kernels: Mapping[str, Sequence[str]], 
         for j, m in enumerate(_check.sequence(members, f"kernels[{kernel!r}]")):
             if not isinstance(m, str):
                 raise TypeError(f"kernels[{kernel!r}][{j}] must be an ONNX node name (str), got {type(m).__name__}")
+            if m not in names:
+                _not_a_typo(m, names, f"kernels[{kernel!r}][{j}]")
             if m in names:
                 if names[m] in owner and owner[names[m]] != kernel:
                     raise ValueError(f"kernels: node {m!r} is named by two kernels, {owner[names[m]]!r} and {kernel!r}")

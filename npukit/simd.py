@@ -92,8 +92,10 @@ def _depthwise_args(x: Any, w: Any, layout: Any, stride: Any, pad: Any) -> tuple
     c = x.shape[1] if layout == "NCHW" else x.shape[3]
     if w.ndim != 3 or w.shape[0] != c or 0 in w.shape:
         raise ValueError(f"w must have shape (C, kh, kw) with C = {c} channels of x, got {w.shape}")
+    _check.real_array(w, "w")  # complex weights would lose their imaginary part
     stride, pad = _check.integer(stride, "stride", minimum=1), _check.integer(pad, "pad", minimum=0)
     h, wd = (x.shape[2:] if layout == "NCHW" else x.shape[1:3])
+    _check.allocation(x.itemsize * x.size // (h * wd) * (h + 2 * pad) * (wd + 2 * pad), "pad")  # the padded copy
     ho = _arith.conv_out_size(h, w.shape[1], stride, pad, pad)
     wo = _arith.conv_out_size(wd, w.shape[2], stride, pad, pad)
     if ho < 1 or wo < 1:
@@ -311,9 +313,11 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
     kernel = _check.integer(kernel, "kernel", minimum=1)
     if kernel % 2 == 0:
         raise ValueError(f"kernel must be odd (same padding on both sides), got {kernel}")
-    repeat = _check.integer(repeat, "repeat", minimum=1)
-    warmup = _check.integer(warmup, "warmup", minimum=0)
-    rounds = _check.integer(rounds, "rounds", minimum=1)
+    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
+    rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1_000)
+    for i, s in enumerate(shapes):  # inputs, outputs and padded copies in both layouts, float32
+        _check.allocation(8 * 4 * math.prod(s[:2]) * (s[2] + kernel) * (s[3] + kernel), f"shapes[{i}]")
     out = []
     for s in shapes:
         nchw, nhwc = _layout_calls(op, s, kernel)

@@ -150,9 +150,16 @@ def given_role(name, rawtext, text, lineno, inliner, options=None, content=None)
 
 
 def setup(app: Any) -> dict:
+    import os
+    import pathlib
+
     from ._jupyter import patch_zmq_polling
+    from ._store import ENV
 
     patch_zmq_polling()  # labs with live widgets otherwise stall at random (nbclient issue 312)
+    # Every page's kernel inherits this: the build's shared quantities are measured once, in _build/npukit-store
+    # (make book sets it and starts the store afresh; a direct `jupyter-book build` keeps it with its cache).
+    os.environ.setdefault(ENV, str(pathlib.Path(app.outdir).parent / "npukit-store"))
     app.add_role("given", given_role)
     app.connect("env-get-updated", _number_exercises_per_chapter, priority=900)
     app.connect("html-page-context", _page_context)

@@ -12,8 +12,11 @@ cycle per row or column. The invariant this module teaches:
     third dimension streamed (length ``T``), every fold costs the same fixed
     number of cycles: a weight preload (``rows`` cycles, weight- and
     input-stationary only), a skew fill (``rows - 1``), the stream (``T``)
-    and a drain (``cols - 1``). The numbers are SCALE-Sim 3's (version 3.0.0,
-    stall-free): ``cycles = folds · per_fold - 1``.
+    and a drain (``cols - 1``), and the folds run back to back:
+    ``cycles = folds · per_fold``. SCALE-Sim 3 (version 3.0.0, stall-free)
+    reports the index of the last of those cycles, ``last_cycle = cycles - 1``,
+    and divides by it for its utilization; :class:`Estimate` and
+    :class:`Simulation` carry both numbers under these two names.
 
 =========  ====================  ====================  ===========  ===================
 dataflow   array rows hold       array columns hold    stream T     per fold
@@ -39,7 +42,9 @@ See chapter 5, "Systolic arrays" (chapters/05_systolic.md).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,6 +68,12 @@ DATAFLOWS: tuple[str, ...] = ("os", "ws", "is")
 
 #: Largest trace :func:`simulate` records (cycles × PEs).
 TRACE_LIMIT = 2_000_000
+#: Most PE-cycles :func:`simulate` steps through (a 32×32 array on a 256³ GEMM is 23 million, about 2 s).
+SIMULATE_LIMIT = 250_000_000
+
+#: SCALE-Sim 3.0.0's own numbers for small GEMM and conv layers on six arrays, every dataflow
+#: (written by ``make scalesim-reference``; the tests, the chapter and lab 5's checker read it).
+SCALESIM_REFERENCE = Path(__file__).parent / "data" / "scalesim_reference.json"
 
 
 def _dataflow(dataflow: Any) -> str:
@@ -106,6 +117,17 @@ class Mapping:
     stream: int
     names: tuple[str, str, str]
     stationary: str
+
+    def __post_init__(self) -> None:
+        want = {"os": (("M", "N", "K"), "C"), "ws": (("K", "N", "M"), "B"), "is": (("K", "M", "N"), "A")}
+        names, stationary = want[_dataflow(self.dataflow)]
+        for f in ("row_dim", "col_dim", "stream"):
+            _check.integer(getattr(self, f), f, minimum=1)
+        if tuple(_check.sequence(self.names, "names", length=3)) != names:
+            raise ValueError(f"names must be {names} for dataflow {self.dataflow!r}, got {tuple(self.names)}")
+        if self.stationary != stationary:
+            raise ValueError(f"stationary must be {stationary!r} for dataflow {self.dataflow!r}, got {self.stationary!r}")
+        object.__setattr__(self, "names", names)
 
 
 def mapping(M: int, N: int, K: int, dataflow: str) -> Mapping:
@@ -166,15 +188,13 @@ class Estimate:
     per_fold : int
         Their sum.
     cycles : int
-        SCALE-Sim's compute cycles: ``folds · per_fold - 1`` (the index of
-        the last busy cycle).
+        Cycles the array runs: ``folds · per_fold`` (cycles 0 to
+        ``cycles - 1``), the count :attr:`Simulation.cycles` gives too.
     macs : int
         ``M·N·K``.
     utilization : float
-        ``macs / (cycles · rows · cols)``, in [0, 1] (SCALE-Sim's "overall
-        utilization"; the one exception is a 1×1 output-stationary array,
-        busy every cycle, where the ``- 1`` of ``cycles`` gives
-        ``MNK / (MNK - 1)``).
+        ``macs / (cycles · rows · cols)``, in (0, 1]: the fraction of
+        PE-cycles that do a useful MAC.
     mapping_efficiency : float
         Mean over folds of (PEs holding data / ``rows · cols``), in [0, 1].
     ifmap_sram_reads, filter_sram_reads, ofmap_sram_writes : int
@@ -204,14 +224,47 @@ class Estimate:
     filter_sram_reads: int
     ofmap_sram_writes: int
 
+    @property
+    def last_cycle(self) -> int:
+        """Index of the last cycle, ``cycles - 1``: the number SCALE-Sim 3 reports as its compute cycles."""
+        return self.cycles - 1
+
+    @property
+    def scalesim_utilization(self) -> float:
+        """SCALE-Sim 3's "overall utilization", ``macs / (last_cycle · rows · cols)``.
+
+        It divides by the last cycle's index rather than the count, so it is
+        a little above :attr:`utilization` (and above 1 for a 1×1
+        output-stationary array, busy in every one of its cycles).
+        """
+        return self.macs / (max(self.last_cycle, 1) * self.rows * self.cols)
+
+    def __post_init__(self) -> None:  # the closed form's identities, so a hand-made record cannot contradict itself
+        counts = ("M", "N", "K", "rows", "cols", "row_folds", "col_folds", "folds", "preload", "fill", "stream",
+                  "drain", "per_fold", "cycles", "macs", "ifmap_sram_reads", "filter_sram_reads", "ofmap_sram_writes")
+        _check.record(self, counts=counts)
+        _dataflow(self.dataflow), _dims(self.M, self.N, self.K), _array(self.rows, self.cols)
+        rules = {"fill": self.rows - 1, "drain": self.cols - 1, "preload": 0 if self.dataflow == "os" else self.rows,
+                 "folds": self.row_folds * self.col_folds, "per_fold": self.preload + self.fill + self.stream + self.drain,
+                 "cycles": self.folds * self.per_fold, "macs": self.M * self.N * self.K}
+        for f, want in rules.items():
+            if getattr(self, f) != want:
+                raise ValueError(f"{f} must be {want} (see the Estimate docstring's formulas), got {getattr(self, f)}")
+        want = self.macs / (self.cycles * self.rows * self.cols) if self.cycles else 1.0
+        if not math.isclose(_check.real(self.utilization, "utilization"), want, rel_tol=1e-9):
+            raise ValueError(f"utilization must be macs / (cycles · rows · cols) = {want}, got {self.utilization}")
+        if not 0 < _check.real(self.mapping_efficiency, "mapping_efficiency") <= 1:
+            raise ValueError(f"mapping_efficiency must be in (0, 1], got {self.mapping_efficiency}")
+
 
 def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws") -> Estimate:
-    """Compute cycles of ``C[M×N] = A[M×K]·B[K×N]`` on a ``rows × cols`` array, as SCALE-Sim 3 counts them.
+    """Compute cycles of ``C[M×N] = A[M×K]·B[K×N]`` on a ``rows × cols`` array, in SCALE-Sim 3's model.
 
     With the :func:`mapping` ``(S_R, S_C, T)`` of the dataflow, the array
     runs ``ceil(S_R/rows) · ceil(S_C/cols)`` folds back to back, each as long
-    as a full one (the module's table), and reports ``folds · per_fold - 1``,
-    the index of the last busy cycle. SRAM accesses follow SCALE-Sim 3.0.0:
+    as a full one (the module's table): ``cycles = folds · per_fold``.
+    SCALE-Sim reports the index of the last of them, :attr:`Estimate.last_cycle`
+    ``= cycles - 1``. SRAM accesses follow SCALE-Sim 3.0.0:
     each operand is read once per fold that uses it, partial sums are written
     once per fold of ``K`` (SCALE-Sim's OS report adds ``rows + cols``
     writes per fold of bookkeeping, left out here).
@@ -237,12 +290,12 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     Examples
     --------
     >>> e = estimate(10, 7, 9, rows=4, cols=6, dataflow="ws")
-    >>> e.folds, e.per_fold, e.cycles
-    (6, 22, 131)
+    >>> e.folds, e.per_fold, e.cycles, e.last_cycle
+    (6, 22, 132, 131)
     >>> (e.preload, e.fill, e.stream, e.drain)
     (4, 3, 10, 5)
-    >>> round(e.utilization, 4), round(e.mapping_efficiency, 4)
-    (0.2004, 0.4375)
+    >>> round(e.utilization, 4), round(e.scalesim_utilization, 4), round(e.mapping_efficiency, 4)
+    (0.1989, 0.2004, 0.4375)
     """
     M, N, K = _dims(M, N, K)
     R, C = _array(rows, cols)
@@ -251,7 +304,7 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
     folds = rf * cf
     preload = 0 if m.dataflow == "os" else R
     per_fold = preload + (R - 1) + m.stream + (C - 1)
-    cycles = folds * per_fold - 1
+    cycles = folds * per_fold
     macs = M * N * K
     if m.dataflow == "os":
         reads = (M * K * cf, K * N * rf, M * N)
@@ -261,7 +314,7 @@ def estimate(M: int, N: int, K: int, rows: int, cols: int, dataflow: str = "ws")
         reads = (M * K, K * N * cf, M * N * rf)
     return Estimate(
         M, N, K, R, C, m.dataflow, rf, cf, folds, preload, R - 1, m.stream, C - 1, per_fold, cycles, macs,
-        utilization=macs / (cycles * R * C) if cycles else 1.0,
+        utilization=macs / (cycles * R * C),
         mapping_efficiency=m.row_dim * m.col_dim / (folds * R * C),
         ifmap_sram_reads=reads[0], filter_sram_reads=reads[1], ofmap_sram_writes=reads[2],
     )
@@ -334,7 +387,7 @@ def estimate_conv(ifmap_h: int, ifmap_w: int, filt_h: int, filt_w: int, channels
     Examples
     --------
     >>> estimate_conv(9, 9, 3, 3, 4, 6, 1, rows=4, cols=4, dataflow="os").cycles
-    1091
+    1092
     """
     M, N, K = conv_dims(ifmap_h, ifmap_w, filt_h, filt_w, channels, filters, stride)
     return estimate(M, N, K, rows, cols, dataflow)
@@ -361,7 +414,9 @@ class Simulation:
     trace : dict of numpy.ndarray, or None
         With ``trace=True``: per cycle and PE, ``"busy"`` (bool,
         ``(cycles, rows, cols)``), and the ``(i, j)`` index of the element of
-        ``"a"``, ``"b"`` and ``"c"`` the PE holds (``-1`` for none; shape
+        ``"a"``, ``"b"`` and ``"c"`` the PE holds (``"c"``: the output a busy
+        PE adds to, or, output-stationary, the sum its accumulator keeps;
+        ``-1`` for none; shape
         ``(cycles, rows, cols, 2)``), ``"fold"`` and ``"phase"`` per cycle
         (0 preload, 1 compute).
     rows, cols : int
@@ -379,18 +434,42 @@ class Simulation:
     dataflow: str
     trace: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        _check.as_array(self.product, "product")
+        if self.product.ndim != 2:
+            raise ValueError(f"product must be 2-D (M × N), got shape {self.product.shape}")
+        cycles = _check.sequence(self.fold_cycles, "fold_cycles", min_length=1)
+        for i, c in enumerate(cycles):
+            _check.integer(c, f"fold_cycles[{i}]", minimum=1)
+        busy = _check.as_array(self.busy, "busy")
+        if busy.ndim != 1 or busy.dtype.kind not in "iu" or len(busy) != sum(cycles):
+            raise ValueError(f"busy must be 1-D integers, one per cycle ({sum(cycles)}), got {busy.dtype} {busy.shape}")
+        if _check.integer(self.macs, "macs", minimum=0) != int(busy.sum()):
+            raise ValueError(f"macs must be busy.sum() = {int(busy.sum())}, got {self.macs}")
+        R, C = _array(self.rows, self.cols)
+        if busy.size and (busy.min() < 0 or busy.max() > R * C):
+            raise ValueError(f"busy must count PEs in [0, {R * C}], got values in [{busy.min()}, {busy.max()}]")
+        _dataflow(self.dataflow)
+        if self.trace is not None and not isinstance(self.trace, dict):
+            raise TypeError(f"trace must be a dict of arrays or None, got {type(self.trace).__name__}")
+
     @property
     def cycles(self) -> int:
-        """All cycles the array ran: the sum of :attr:`fold_cycles`."""
+        """All cycles the array ran: the sum of :attr:`fold_cycles` (= :attr:`Estimate.cycles`)."""
         return int(sum(self.fold_cycles))
 
     @property
     def last_cycle(self) -> int:
-        """Index of the last cycle (``cycles - 1``): the number SCALE-Sim reports."""
+        """Index of the last cycle, ``cycles - 1``: the number SCALE-Sim reports (= :attr:`Estimate.last_cycle`)."""
         return self.cycles - 1
 
     @property
     def utilization(self) -> float:
+        """Useful MACs / (PEs × :attr:`cycles`): the fraction of PE-cycles that did a MAC."""
+        return self.macs / (self.rows * self.cols * self.cycles)
+
+    @property
+    def scalesim_utilization(self) -> float:
         """Useful MACs / (PEs × :attr:`last_cycle`), SCALE-Sim's "overall utilization"."""
         return self.macs / (self.rows * self.cols * max(self.last_cycle, 1))
 
@@ -424,7 +503,9 @@ def _os_fold(A: np.ndarray, B: np.ndarray, m0: int, n0: int, R: int, C: int, rec
     """One output-stationary fold: A's rows enter from the left, B's columns from the top.
 
     PE ``(r, c)`` meets ``A[m0+r, k]`` and ``B[k, n0+c]`` at cycle ``k + r + c``
-    and keeps ``C[m0+r, n0+c]`` in its accumulator. Returns the ``R × C`` block.
+    and keeps ``C[m0+r, n0+c]`` in its accumulator from its first MAC to the
+    end of the fold (the trace's ``"c"`` records it there, busy or not).
+    Returns the ``R × C`` block.
     """
     T = A.shape[1]
     rm, cn = min(R, A.shape[0] - m0), min(C, B.shape[1] - n0)
@@ -434,6 +515,7 @@ def _os_fold(A: np.ndarray, B: np.ndarray, m0: int, n0: int, R: int, C: int, rec
     b_k = np.full((R, C), -1)
     acc = np.zeros((R, C), A.dtype)
     r_idx, c_idx = np.arange(R), np.arange(C)
+    mapped = (r_idx < rm)[:, None] & (c_idx < cn)[None, :]
     for t in range(R + C + T - 2):
         a_val[:, 1:], a_k[:, 1:] = a_val[:, :-1], a_k[:, :-1]           # shift right
         b_val[1:, :], b_k[1:, :] = b_val[:-1, :], b_k[:-1, :]           # shift down
@@ -449,8 +531,9 @@ def _os_fold(A: np.ndarray, B: np.ndarray, m0: int, n0: int, R: int, C: int, rec
         acc += a_val * b_val
         if rec.trace:
             rows_m, cols_n = (m0 + r_idx)[:, None], (n0 + c_idx)[None, :]
+            holds = mapped & (t >= r_idx[:, None] + c_idx[None, :])      # from the first MAC on
             rec.step(busy, fold, 1, _pair(rows_m, a_k, a_k >= 0), _pair(b_k, cols_n, b_k >= 0),
-                     _pair(rows_m, cols_n, busy))
+                     _pair(rows_m, cols_n, holds))
         else:
             rec.step(busy, fold, 1)
     return acc[:rm, :cn]
@@ -523,6 +606,10 @@ def _operands(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray]:
     if 0 in A.shape or 0 in B.shape:
         raise ValueError(f"A and B must not be empty, got shapes {A.shape} and {B.shape}")
     kind = np.int64 if A.dtype.kind in "iu" else np.float64
+    if kind is np.int64:  # every partial sum must fit int64, or the "exact" product wraps around silently
+        big = max(abs(int(A.min())), abs(int(A.max()))) * max(abs(int(B.min())), abs(int(B.max()))) * A.shape[1]
+        if big >= 2**63:
+            raise ValueError(f"A and B: max|A|·max|B|·K = {big:.3e} would overflow the int64 accumulators")
     return A.astype(kind), B.astype(kind)
 
 
@@ -570,8 +657,8 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     -------
     Simulation
         ``product`` equals ``A @ B`` (exactly, for integers); ``fold_cycles``
-        each equal :func:`estimate`'s ``per_fold`` and ``last_cycle`` its
-        ``cycles``.
+        each equal :func:`estimate`'s ``per_fold``, and ``cycles`` (and
+        ``last_cycle``) equal its ``cycles`` (and ``last_cycle``).
 
     Raises
     ------
@@ -587,16 +674,20 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     >>> A = np.arange(12).reshape(4, 3)
     >>> B = np.arange(6).reshape(3, 2)
     >>> s = simulate(A, B, rows=2, cols=2, dataflow="os")
-    >>> np.array_equal(s.product, A @ B), s.fold_cycles, s.last_cycle
-    (True, [5, 5], 9)
-    >>> s.last_cycle == estimate(4, 2, 3, 2, 2, "os").cycles
+    >>> np.array_equal(s.product, A @ B), s.fold_cycles, s.cycles, s.last_cycle
+    (True, [5, 5], 10, 9)
+    >>> s.cycles == estimate(4, 2, 3, 2, 2, "os").cycles
     True
     """
     A, B = _operands(A, B)
     R, C = _array(rows, cols)
+    trace = _check.boolean(trace, "trace")
     est = estimate(A.shape[0], B.shape[1], A.shape[1], R, C, dataflow)
-    if trace and (est.cycles + 1) * R * C > TRACE_LIMIT:
-        raise ValueError(f"trace=True would record {(est.cycles + 1) * R * C:,} PE-cycles, more than "
+    if est.cycles * R * C > SIMULATE_LIMIT:
+        raise ValueError(f"rows, cols and A, B: the simulation would step {est.cycles * R * C:,} PE-cycles, more "
+                         f"than {SIMULATE_LIMIT:,} (minutes of NumPy); use systolic.estimate for large problems")
+    if trace and est.cycles * R * C > TRACE_LIMIT:
+        raise ValueError(f"trace=True would record {est.cycles * R * C:,} PE-cycles, more than "
                          f"{TRACE_LIMIT:,}; use a smaller problem or trace=False")
     rec = _Recorder(trace, R, C)
     out = np.zeros((A.shape[0], B.shape[1]), A.dtype)

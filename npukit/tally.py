@@ -4,14 +4,21 @@ Each chapter page ends with a table of what the course has measured or counted
 about CameraNet so far, rebuilt from live computations at every build. The
 contract is small:
 
-* a chapter's module defines ``numbers(ctx: Context) -> list[Row]``;
+* a chapter's module defines ``numbers(ctx) -> list[Row]``, with :class:`Row`
+  and the type of ``ctx`` taken from :mod:`npukit._tally`, a module that
+  imports no chapter;
 * the module is registered in :data:`npukit.CHAPTERS` under the chapter's number;
 * a page shows the table with ``tally.table(upto=N, ctx=ctx)``.
 
 A :class:`Context` holds what the rows are computed from — the pretrained
 network, the input batch, its ONNX graph, this machine's roofline, measured
-layout conversions. Each is made on first use and then shared, and a page that
-already measured something passes it in instead of measuring it twice.
+layout conversions, chapter 8's closed loop … Each is made on first use and
+then shared. For the shipped CameraNet every quantity that more than one page
+quotes comes from the build's store (:mod:`npukit.shared`), so the table on
+page 3b and the table on page 8 show the same roofline, accuracy and
+latencies as the pages' prose. This module is at the top of npukit's import
+graph: it imports every chapter's module (to collect their rows) and none of
+them imports it.
 
 See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 """
@@ -19,11 +26,11 @@ See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Sequence
 
-from . import _check
+from . import _check, shared
+from ._tally import Inputs, Row
 
 if TYPE_CHECKING:  # the real imports happen on first use, to keep `import npukit` fast
     import numpy as np
@@ -31,6 +38,7 @@ if TYPE_CHECKING:  # the real imports happen on first use, to keep `import npuki
     from IPython.display import HTML
 
     from .capstone import Loop
+    from .deploy import Benchmark
     from .graphs import MachineSpec
     from .layouts import Conversion
     from .models import CameraNet
@@ -43,42 +51,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Row:
-    """One line of the table: which chapter, what was measured, its value, and how.
-
-    ``value`` is already formatted for reading (units included); ``how`` names
-    the function or measurement that produced it, so a reader can redo it.
-    See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md), whose table
-    every later chapter extends.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``chapter`` is not an integer >= 0 or a text field is not a
-        non-empty string.
-
-    Examples
-    --------
-    >>> Row(0, "MACs per image", "569,344", "models.summary").chapter
-    0
-    """
-
-    chapter: int
-    quantity: str
-    value: str
-    how: str
-
-    def __post_init__(self) -> None:
-        _check.integer(self.chapter, "chapter", minimum=0)
-        for field in ("quantity", "value", "how"):
-            if not _check.text(getattr(self, field), field).strip():
-                raise ValueError(f"{field} must not be empty")
-
-
-class Context:
+class Context(Inputs):
     """The inputs of every chapter's rows, each computed once, on first use.
 
+    For the shipped CameraNet (the default, or a ``net`` equal to it) the
+    shared quantities — ``machine``, ``conversions``, ``heldout``,
+    ``float_accuracy``, ``weight_bytes``, ``qdq``, ``latency`` and ``loop``
+    — are the build's values from :mod:`npukit.shared`; for another network
+    they are computed for it. An argument passed in replaces the default.
     See chapter 0, "Meet CameraNet" (chapters/00_cameranet.md).
 
     Parameters
@@ -88,13 +68,14 @@ class Context:
     images : numpy.ndarray, optional
         CameraNet's input batch (NCHW float32). Default: ``shapes_dataset(8, seed=0)``'s images.
     machine : MachineSpec, optional
-        This machine's roofline (chapter 3). Default: measured on first use.
+        This machine's roofline (chapter 3). Default: the build's profile, :func:`npukit.shared.machine`.
     conversions : sequence of Conversion, optional
-        Measured layout conversions (chapter 2). Default: measured on first use.
+        Measured layout conversions (chapter 2). Default: :func:`npukit.shared.conversions`.
     npu_buffer : int
         The on-chip buffer, in bytes, chapter 4 tiles for. Default 32 KiB.
     loop : capstone.Loop, optional
-        Chapter 8's closed loop of ``net``. Default: run on first use.
+        Chapter 8's closed loop of ``net``. Default: :func:`npukit.shared.loop` (the shipped model),
+        else run on first use.
 
     Raises
     ------
@@ -110,6 +91,8 @@ class Context:
     (8, 3, 32, 32)
     >>> ctx.npu_buffer
     16384
+    >>> ctx.machine is shared.machine()
+    True
     """
 
     def __init__(self, *, net: CameraNet | None = None, images: np.ndarray | None = None,
@@ -134,6 +117,11 @@ class Context:
             self.loop = _check.instance(loop, "loop", Loop, "capstone.Loop")
 
     @cached_property
+    def shipped(self) -> bool:
+        """True if ``net`` is the shipped CameraNet, whose shared quantities come from the store."""
+        return "net" not in self.__dict__ or shared.is_shipped(self.net)
+
+    @cached_property
     def net(self) -> CameraNet:
         from .models import CameraNet
 
@@ -152,23 +140,72 @@ class Context:
 
     @cached_property
     def machine(self) -> MachineSpec:
-        """This machine's roofline, measured by :func:`npukit.roofline.measure_machine`."""
-        from .roofline import measure_machine
-
-        return measure_machine()
+        """This build's roofline, :func:`npukit.shared.machine`."""
+        return shared.machine()
 
     @cached_property
     def conversions(self) -> tuple[Conversion, ...]:
-        """NCHW → NHWC of CameraNet's input batch and of its ``block1`` activation, measured."""
-        from .layouts import measure_conversion
+        """NCHW → NHWC of CameraNet's input image and of its largest activation (batch 1), measured once."""
+        if self.shipped:
+            return shared.conversions()
+        import math
 
-        batch = tuple(self.images.shape)
-        act = (batch[0], self.net.config["blocks"][0][0], self.net.size // 2, self.net.size // 2)
-        return tuple(measure_conversion(s) for s in (batch, act))
+        from .layouts import measure_conversion
+        from .models import summary
+
+        largest = max((r["output"] for r in summary(self.net) if len(r["output"]) == 4), key=math.prod)
+        return (measure_conversion((1, 3, self.net.size, self.net.size)), measure_conversion(tuple(largest)))
+
+    @cached_property
+    def heldout(self) -> tuple[np.ndarray, np.ndarray]:
+        """The one held-out draw at ``net``'s image size (:func:`npukit.data.heldout`)."""
+        from .data import heldout
+
+        return heldout(size=self.net.size)
+
+    @cached_property
+    def float_accuracy(self) -> float:
+        """``net``'s float32 accuracy on :attr:`heldout`."""
+        if self.shipped:
+            return shared.float_accuracy()
+        from .train import accuracy
+
+        return float(accuracy(self.net, *self.heldout))
+
+    @cached_property
+    def qdq(self) -> onnx.ModelProto:
+        """``net``'s INT8 QDQ model, calibrated as chapter 8 does (:func:`npukit.shared.qdq`)."""
+        if self.shipped:
+            return shared.qdq()
+        from .capstone import CALIBRATION_SEED
+        from .data import shapes_dataset
+        from .ptq import to_qdq
+        from .rewrites import fold_batchnorm
+
+        return to_qdq(fold_batchnorm(self.model), shapes_dataset(128, seed=CALIBRATION_SEED, size=self.net.size)[0])
+
+    @cached_property
+    def weight_bytes(self) -> dict[str, int]:
+        """Bytes of the deployed weights per precision, :func:`npukit.shared.weight_bytes`'s convention."""
+        if self.shipped:
+            return shared.weight_bytes()
+        from onnx import numpy_helper
+
+        from .rewrites import fold_batchnorm
+
+        return {label: int(sum(numpy_helper.to_array(t).nbytes for t in m.graph.initializer))
+                for label, m in (("FP32", fold_batchnorm(self.model)), ("INT8", self.qdq))}
+
+    @cached_property
+    def latency(self) -> dict[str, Benchmark]:
+        """Batch-1 latency per precision on the CPU: :func:`npukit.shared.latency`, or ``loop``'s for another net."""
+        return shared.latency() if self.shipped else self.loop.latency
 
     @cached_property
     def loop(self) -> Loop:
-        """Chapter 8's closed loop of ``net`` on this machine's CPU, by :func:`npukit.capstone.closed_loop`."""
+        """Chapter 8's closed loop of ``net`` on this machine's CPU (:func:`npukit.shared.loop` for the shipped net)."""
+        if self.shipped and self.machine is shared.machine():
+            return shared.loop()
         from .capstone import closed_loop
 
         return closed_loop(self.net, machine=self.machine)

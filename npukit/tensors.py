@@ -30,14 +30,11 @@ import dataclasses
 import functools
 import math
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from . import _check
-
-if TYPE_CHECKING:
-    from . import tally
+from . import _check, _tally
 
 __all__ = [
     "TensorInfo", "describe", "root_buffer",  # describing an array
@@ -108,8 +105,25 @@ class TensorInfo:
         itemsize = _check.integer(self.itemsize, "itemsize", minimum=0)
         if _check.integer(self.nbytes, "nbytes", minimum=0) != math.prod(shape) * itemsize:
             raise ValueError(f"nbytes must be size * itemsize = {math.prod(shape) * itemsize}, got {self.nbytes}")
-        _check.integer(self.offset, "offset"), _check.integer(self.address, "address", minimum=0)
+        _check.integer(self.offset, "offset", minimum=0), _check.integer(self.address, "address", minimum=0)
         _check.power_of_two(self.alignment, "alignment")
+        try:
+            dt = np.dtype(self.dtype)
+        except TypeError:
+            dt = None
+            if not self.dtype.startswith(("[", "{", "(")):  # a structured dtype's str() does not parse back
+                raise ValueError(f"dtype must be a NumPy dtype name such as 'float32', got {self.dtype!r}") from None
+        if dt is not None and dt.itemsize != itemsize:
+            raise ValueError(f"itemsize must be {self.dtype}'s itemsize {dt.itemsize}, got {itemsize}")
+        for name, order in (("c_contiguous", "C"), ("f_contiguous", "F")):
+            if getattr(self, name) != _contiguous(shape, self.strides, itemsize, order):
+                raise ValueError(f"{name}={getattr(self, name)} contradicts shape {shape} and strides {self.strides}"
+                                 f" (itemsize {itemsize})")
+        if self.owns_data and (self.base is not None or self.offset != 0):
+            raise ValueError(f"owns_data=True needs base=None and offset=0, got base={self.base!r}, offset={self.offset}")
+        if self.alignment != alignment_of(self.address):
+            raise ValueError(f"alignment must be the address's alignment {alignment_of(self.address)}, "
+                             f"got {self.alignment}")
 
     def _rows(self) -> list[tuple[str, str]]:
         yes = {True: "yes", False: "no"}
@@ -136,6 +150,19 @@ class TensorInfo:
         from . import viz
 
         return viz.table(self._rows(), ["field", "value"]).data
+
+
+def _contiguous(shape: tuple, strides: tuple, itemsize: int, order: str) -> bool:
+    """NumPy's contiguity flag: every axis longer than 1 steps over all the axes inside it (none if empty)."""
+    if 0 in shape:
+        return True
+    step = itemsize
+    axes = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+    for k in axes:
+        if shape[k] != 1 and strides[k] != step:
+            return False
+        step *= shape[k]
+    return True
 
 
 def root_buffer(a: np.ndarray) -> Any:
@@ -458,7 +485,9 @@ def aligned_empty(shape: tuple[int, ...] | list[int] | int, dtype: Any = np.floa
     shape = _check.shape(shape, "shape")
     dt = _check.dtype(dtype, "dtype")
     alignment = _check.power_of_two(alignment, "alignment")
+    _check.integer(alignment, "alignment", maximum=2**30)
     _check.one_of(order, "order", ("C", "F"))
+    _check.allocation(math.prod(shape) * dt.itemsize + alignment, "shape")
     if dt.hasobject:
         raise ValueError(f"dtype must not hold Python objects (uninitialised memory is not a valid object), got {dt}")
     if dt.itemsize == 0:
@@ -511,13 +540,14 @@ def alignment_census(allocate: Callable[[], np.ndarray] | int, n: int = 500, cap
     >>> min(k for k, v in alignment_census(1000, n=50).items() if v) >= 16   # malloc's promise
     True
     """
-    n = _check.integer(n, "n", minimum=1)
+    n = _check.integer(n, "n", minimum=1, maximum=100_000)
     cap = _check.power_of_two(cap, "cap")
     if not callable(allocate):
         try:
             size = _check.integer(allocate, "allocate", minimum=0)
         except TypeError:
             raise TypeError(f"allocate must be a callable or a byte count, got {type(allocate).__name__}") from None
+        _check.allocation(n * size, "n × allocate")  # every array stays alive until the end
         allocate = functools.partial(np.empty, size, dtype=np.uint8)
     counts = {1 << k: 0 for k in range(cap.bit_length())}
     keep: dict[int, np.ndarray] = {}  # address -> array: every array stays alive until the end
@@ -570,7 +600,7 @@ def cache_line_size() -> int | None:
 # ---- numbers so far ----------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 1's rows of the "numbers so far" table: CameraNet's input batch as memory.
 
     Follows the contract of :mod:`npukit.tally`; reads ``ctx.images``.
@@ -587,16 +617,11 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.value for r in numbers(tally.Context(images=np.zeros((8, 3, 32, 32), np.float32)))]
     ['(8, 3, 32, 32) float32', '98,304 B', '12,288 B', '(12288, 4096, 128, 4) B']
     """
-    from . import tally
-
-    if not isinstance(ctx, tally.Context):
-        raise TypeError(f"ctx must be a tally.Context, got {type(ctx).__name__}")
-    images = ctx.images
-    if images.ndim != 4:
-        raise ValueError(f"ctx.images must be a 4-D NCHW batch, got shape {images.shape}")
+    _tally.inputs(ctx)
+    images = _check.image_batch(ctx.images, "ctx.images")
     return [
-        tally.Row(1, "input batch", f"{images.shape} {images.dtype}", "images.shape, images.dtype"),
-        tally.Row(1, "input batch bytes", f"{images.nbytes:,} B", "images.nbytes"),
-        tally.Row(1, "one image", f"{images[0].nbytes:,} B", "images[0].nbytes = strides[0] when contiguous"),
-        tally.Row(1, "input batch strides", f"{images.strides} B", "images.strides"),
+        _tally.Row(1, "input batch", f"{images.shape} {images.dtype}", "images.shape, images.dtype"),
+        _tally.Row(1, "input batch bytes", f"{images.nbytes:,} B", "images.nbytes"),
+        _tally.Row(1, "one image", f"{images[0].nbytes:,} B", "images[0].nbytes = strides[0] when contiguous"),
+        _tally.Row(1, "input batch strides", f"{images.strides} B", "images.strides"),
     ]

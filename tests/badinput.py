@@ -37,3 +37,26 @@ def bad(func: Callable[..., Any], *args: Any, exc: type = ValueError, names: str
     if exc not in (TypeError, ValueError) and not issubclass(exc, (TypeError, ValueError, OSError)):
         raise ValueError(f"exc must be TypeError, ValueError or an OSError, got {exc}")
     return Bad(func, args, kwargs, exc, names)
+
+
+def cyclic(model: Any) -> Any:
+    """A copy of an ONNX model whose first node reads the second node's output: a two-node cycle."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    inits = {t.name for t in out.graph.initializer}
+    first, second = out.graph.node[0], out.graph.node[1]
+    k = next(i for i, t in enumerate(first.input) if t not in inits)
+    first.input[k] = second.output[0]
+    return out
+
+
+def dangling(model: Any) -> Any:
+    """A copy of an ONNX model where a middle node reads a tensor nothing provides."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    out.graph.node[len(out.graph.node) // 2].input[0] = "nowhere"
+    return out

@@ -14,6 +14,12 @@ Nothing is allowed to reach the network: labs' live controls (ipywidgets)
 appear in the book as plotly sliders, and no widget manager is loaded
 (``nb_ipywidgets_js: {}`` in ``_config.yml``).
 
+Both editions are checked: the English one at the root of the site and the
+Chinese one under ``zh/`` (``make book`` builds both). A request to any host
+but the local server is a problem too, so a page that would fetch a font, a
+script or a widget manager from the network fails even on a machine that is
+online (the Chinese pages use the reader's own CJK fonts, ``_static/npukit.css``).
+
 It also counts interactive figures — plotly sliders and animation frames —
 and, on a slider, moves it to its last step and checks the figure is still
 drawn without errors, so a static control is known to work.
@@ -39,9 +45,13 @@ ARGS = [
     "--disable-sync",
 ]
 SKIP = {"genindex.html", "search.html"}
+#: The editions: the English one at the site's root, the Chinese one in its folder.
+EDITIONS = {"": "English", "zh/": "Chinese"}
 #: Pages with an animation, and the fewest frames each must have (a figure whose
-#: frames were lost would still draw, so the count is checked).
-MIN_FRAMES = {"chapters/05_systolic.html": 100, "labs/05_systolic.html": 100}
+#: frames were lost would still draw, so the count is checked), in every edition.
+MIN_FRAMES = {f"{prefix}{page}": 100 for prefix in EDITIONS
+              for page in ("chapters/05_systolic.html", "labs/05_systolic.html")}
+NOT_PAGES = ("_static/", "_sources/", "_images/")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -102,6 +112,8 @@ def check_page(context, base: str, rel: str) -> tuple[list[str], int, dict]:
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
     page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
+    page.on("request", lambda req: None if req.url.startswith((base, "data:", "blob:", "about:"))
+            else problems.append(f"network request off the local site: {req.url}"))
     page.goto(f"{base}/{rel}", wait_until="load")
     try:
         page.wait_for_load_state("networkidle", timeout=15000)
@@ -122,13 +134,21 @@ def check_page(context, base: str, rel: str) -> tuple[list[str], int, dict]:
     return problems, figures, interactive
 
 
+def _edition(rel: str) -> tuple[str, str]:
+    """(edition name, the page's path inside its edition) of a page's path in the site."""
+    for prefix, name in sorted(EDITIONS.items(), key=lambda kv: -len(kv[0])):
+        if prefix and rel.startswith(prefix):
+            return name, rel[len(prefix):]
+    return EDITIONS[""], rel
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__)
         return 2
     root = Path(argv[1])
-    pages = sorted(str(p.relative_to(root)) for p in root.rglob("*.html") if not p.name.startswith("_"))
-    pages = [p for p in pages if p not in SKIP and not p.startswith(("_static/", "_sources/", "_images/"))]
+    pages = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html") if not p.name.startswith("_"))
+    pages = [p for p in pages if _edition(p)[1] not in SKIP and not _edition(p)[1].startswith(NOT_PAGES)]
     if not pages:
         print(f"browser check: no HTML pages under {root}; build the book first")
         return 1
@@ -136,6 +156,7 @@ def main(argv: list[str]) -> int:
 
     server, base = serve(root)
     failures = 0
+    per_edition = {name: [0, 0] for name in EDITIONS.values()}  # pages, failed
     total_figures = total_sliders = total_frames = 0
     try:
         with sync_playwright() as pw:
@@ -152,11 +173,14 @@ def main(argv: list[str]) -> int:
                 for p in problems:
                     print(f"       - {p}")
                 failures += bool(problems)
+                per_edition[_edition(rel)[0]][0] += 1
+                per_edition[_edition(rel)[0]][1] += bool(problems)
             browser.close()
     finally:
         server.shutdown()
+    editions = "; ".join(f"{name}: {n} pages, {bad} failed" for name, (n, bad) in per_edition.items())
     print(
-        f"browser check: {len(pages)} pages, {total_figures} plotly figures "
+        f"browser check ({editions}): {len(pages)} pages, {total_figures} plotly figures "
         f"({total_sliders} sliders moved, {total_frames} animation frames); "
         f"{len(pages) - failures} passed, {failures} failed"
     )

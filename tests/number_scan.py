@@ -7,8 +7,10 @@ roles, ``{given}`` roles (an assumed value such as a spec-sheet clock, marked
 as such for the reader), the front matter and the References section — and
 reports every remaining number followed by a unit of time, rate, size or
 ratio whose sentence carries no citation (``[3]``, ``{cite}``, or a link).
-Text in quotation marks is a source quoted verbatim (a claim the book then
-checks) and is skipped too.
+Units include words: "3.1 times as long", "4,096 bytes", "4.2 GFLOP per
+second", "9 operations per byte". A number in quotation marks is scanned
+too, unless the quotation is a source quoted verbatim: its text is Chinese
+(the seed articles), or its sentence names the article it quotes.
 
 Usage: ``python tests/number_scan.py PAGE.md …`` prints the findings.
 """
@@ -19,11 +21,18 @@ import re
 import sys
 from pathlib import Path
 
+#: Work per time, byte or cycle written out in words: "4.2 GFLOP per second", "9 operations per byte".
+_PER = (r"(?:[kMGT]?FLOPs?|[kMGT]?OPs?|ops?|operations?|[kMGT]?MACs?|instructions?|elements?|images?|frames?)"
+        r"\s+(?:per|a|each)\s+(?:second|s|byte|cycle|clock)")
 UNITS = (r"ms|µs|μs|us|ns|s|sec|seconds?|minutes?|GB/s|MB/s|GiB/s|TB/s|GFLOP/s|TFLOP/s|FLOP/s|"
-         r"GOPS|TOPS|TMAC/s|GMAC/s|FPS|fps|GHz|MHz|KiB|MiB|GiB|kB|KB|MB|GB|TB|%|×")
-NUMBER = r"(?<![\w.^/])\d[\d,]*(?:\.\d+)?"
-# "3×3", "32×32": a shape, not a ratio; "4×" and "4 ×" alone are ratios.
-FINDING = re.compile(rf"{NUMBER}\s?(?:{UNITS})(?![\w/]|\s?\d)")
+         r"GOPS|TOPS|TMAC/s|GMAC/s|FPS|fps|GHz|MHz|KiB|MiB|GiB|kB|KB|MB|GB|TB|%|×|"
+         rf"FLOP/byte|FLOP/B|FLOPs?/byte|op/byte|op/B|times|bytes?|B|{_PER}")
+NUMBER = r"(?<![\w.^/])\d(?:[\d,]*\d)?(?:\.\d+)?"
+# "3×3", "32×32": a shape, not a ratio; "4×" and "4 ×" alone are ratios; "3.1x" (no space) too.
+FINDING = re.compile(rf"{NUMBER}(?:\s?(?:{UNITS})(?![\w/]|\s?\d)|x(?![\w/]))")
+_QUOTE = re.compile(r'"[^"\n]{1,200}"|“[^”\n]{1,200}”')
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
+_NAMES_ITS_SOURCE = re.compile(r"\barticles?\b|\bseeds?\b", re.I)
 CITATION = re.compile(r"\[\d+(?:[,–-]\s?\d+)*\]|\{cite(?::\w+)?\}|\]\(https?://|<https?://|\{doc\}|\{ref\}")
 
 _DROP = [
@@ -34,7 +43,6 @@ _DROP = [
     re.compile(r"``[^`]+``|`[^`\n]+`"),                           # inline code
     re.compile(r"(?<!\\)\$[^$\n]+\$"),                            # inline math
     re.compile(r"<!--.*?-->", re.S),                             # comments
-    re.compile(r'"[^"\n]{1,200}"|“[^”\n]{1,200}”'),                # a source quoted verbatim
 ]
 _REFERENCES = re.compile(r"^#+\s+(References|Bibliography)\b.*", re.S | re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*_`{\[])|\n\s*\n")
@@ -80,6 +88,14 @@ def prose(text: str) -> str:
     return text
 
 
+def _quoted_source(sentence: str, at: int) -> bool:
+    """Whether position ``at`` lies in a quotation of a source: Chinese text, or a sentence naming the article."""
+    for q in _QUOTE.finditer(sentence):
+        if q.start() <= at < q.end():
+            return bool(_CJK.search(q.group(0)) or _NAMES_ITS_SOURCE.search(sentence))
+    return False
+
+
 def findings(text: str) -> list[tuple[int, str, str]]:
     """``(line, number with unit, sentence)`` for each uncited measurement-like number."""
     body = prose(text)
@@ -91,6 +107,8 @@ def findings(text: str) -> list[tuple[int, str, str]]:
         if CITATION.search(sentence):
             continue
         for m in FINDING.finditer(sentence):
+            if _quoted_source(sentence, m.start()):
+                continue
             line = body.count("\n", 0, start + m.start()) + 1
             out.append((line, m.group(0), " ".join(sentence.split())[:160]))
     return out

@@ -54,7 +54,39 @@ def test_tops_and_machine():
     assert accelerator.peak_tops(128, 128, 1e9, ops_per_mac=1) == pytest.approx(16.384)
     m = accelerator.array_machine(128, 128, 1e9, 50e9)
     assert m.peak_flops == pytest.approx(32.768e12) and m.ridge == pytest.approx(32.768e12 / 50e9)
-    assert accelerator.dram_bytes(4, 5, 6, itemsize=1, out_itemsize=4) == 24 + 30 + 80
+    # a GEMM layer's operands as stored: A 4×6, B 6×5, C 4×5
+    gemm = accelerator.Layer("g", 4, 5, 6)
+    assert accelerator.dram_bytes(gemm, itemsize=1, out_itemsize=4) == 24 + 30 + 80
+    assert accelerator.dram_bytes(gemm) == 24 + 30 + 20                     # INT8 output by default
+    with pytest.raises(TypeError, match="layer"):
+        accelerator.dram_bytes(4, 5, 6)
+
+
+def test_dram_bytes_count_each_tensor_once_as_op_counts_does():
+    # chapter 3's op_counts (itemsize 1) on CameraNet's ONNX graph is the reference:
+    # a convolution reads its input tensor once, not its im2col matrix
+    from npukit import graphs
+    from npukit.models import CameraNet
+
+    net = CameraNet()
+    want = {c.name: c.bytes for c in graphs.op_counts(net.to_onnx(), itemsize=1) if c.op_type in ("Conv", "Gemm")}
+    for mode in ("per-channel", "dense"):
+        got = {x.name: accelerator.dram_bytes(x) for x in accelerator.cameranet_layers(net, depthwise=mode)}
+        assert got == want
+    stem = accelerator.cameranet_layers(net)[0]
+    assert stem.M * stem.K > stem.inputs == 3 * 32 * 32          # im2col repeats the input pixels
+
+
+def test_resnet18_tensors_by_hand():
+    t = {x.name.split(",")[0]: x for x in accelerator.resnet18_layers()}
+    assert t["conv1 7×7/2"].inputs == 3 * 224 * 224
+    assert t["conv2 3×3"].inputs == 4 * 64 * 56 * 56 and t["conv2 3×3"].weights == 4 * 9 * 64 * 64
+    assert t["conv3 proj 1×1/2"].inputs == 64 * 56 * 56 and t["conv3 proj 1×1/2"].outputs == 128 * 28 * 28
+    assert t["conv5 3×3"].inputs == 3 * 512 * 7 * 7
+    assert t["fc 512→1000"].inputs == 512 and t["fc 512→1000"].weights == 512 * 1000
+    # 2·MACs / bytes for the projection of stage 3 (the issue's hand count: 42 op/byte)
+    proj = t["conv3 proj 1×1/2"]
+    assert round(2 * proj.macs / accelerator.dram_bytes(proj)) == 42
 
 
 def _conflicts_by_hand(addresses, banks):
@@ -100,3 +132,27 @@ def test_numbers_rows():
 
     rows = accelerator.numbers(tally.Context())
     assert [r.chapter for r in rows] == [5, 5, 5] and "32.8 TOPS" in rows[-1].value
+
+
+def test_fold_timeline_loads_both_streamed_operands_for_output_stationary():
+    """OS keeps outputs in the PEs and streams both inputs: T·rows + T·cols elements per fold, no stationary tile."""
+    e = estimate(64, 64, 256, 8, 8, "os")
+    assert e.dataflow == "os" and e.folds > 1
+    bw, isz = 16.0, 1
+    load = -(-e.stream * (e.rows + e.cols) * isz // int(bw))  # ceil, written out
+    total, stall = accelerator.fold_timeline(e, bw, itemsize=isz, double_buffer=False)
+    assert total == e.folds * (load + e.per_fold) and stall == e.folds * load
+
+
+def test_double_buffered_timeline_pays_the_first_load():
+    """With two buffers the first fold still waits for its loads; every later fold costs max(compute, load)."""
+    e = estimate(1024, 64, 64, 32, 32, "ws")
+    load = -(-(e.rows * e.cols + e.stream * e.rows) // 64)   # WS: stationary tile + streamed rows, 1 byte each
+    total, _ = accelerator.fold_timeline(e, 64.0, double_buffer=True)
+    assert total == load + (e.folds - 1) * max(e.per_fold, load) + e.per_fold
+
+
+def test_bank_conflicts_refuses_negative_addresses_other_than_idle():
+    assert accelerator.bank_conflicts(np.array([[-1, -1, 3, 7]]), 4) == 1     # 3 and 7 share bank 3
+    with pytest.raises(ValueError, match="addresses"):
+        accelerator.bank_conflicts(np.array([[-1, -5]]), 4)

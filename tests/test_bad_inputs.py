@@ -20,6 +20,7 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
            "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
+           "teach.gemm", "teach.quant", "teach.bank", "timing", "machine", "shared", "i18n",
            "npus", "archs", "figures.npus", "teach.npus"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
@@ -31,11 +32,17 @@ EXEMPT: dict[str, str] = {
     "measure.cache_sizes": "takes no arguments",
     "measure.last_level_cache": "takes no arguments",
     "roofline.streaming_store_threshold": "takes no arguments",
-    **{f"deploy.{k}": "a plain record returned by deploy's functions" for k in
-       ("DeviceChoice", "ExecutedOp", "LayerTime", "Benchmark", "Job")},
-    **{f"contract.{k}": "a plain record returned by contract's functions" for k in ("Violation", "Partition")},
-    **{f"capstone.{k}": "a plain record made by capstone.closed_loop" for k in ("Check", "LayerRow", "Loop")},
-    **{f"npus.{k}": "a plain record made by npus' functions" for k in ("Measurement", "Work", "Bound", "Comparison")},
+    "teach.bank.counts": "takes no arguments",
+    **{f"teach.bank.{k}": "a plain record of a question's parts, checked by Question" for k in
+       ("Option", "Mistake", "Instance")},
+    **{f"{m}.Judgement": "a plain record returned by measure.judge" for m in ("measure", "timing")},
+    **{f"machine.{k}": "a plain record returned by machine's functions" for k in ("Ceiling", "Profile", "RoofCheck")},
+    **{f"shared.{k}": "takes no arguments" for k in
+       ("profile", "machine", "float_accuracy", "folded", "calibration", "qdq", "weight_bytes", "latency",
+        "latency_comparison", "conversions", "loop")},
+    "shared.is_shipped": "a predicate: any object is an answer (False unless it is the shipped CameraNet)",
+    "i18n.Message": "a str made by i18n.message, which checks its arguments",
+    "i18n.setup": "the Sphinx extension's entry point, called by Sphinx with its application",
 }
 
 

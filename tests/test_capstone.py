@@ -410,7 +410,8 @@ class _AlwaysEqual(str):
 def _scaled(loop, macs, seconds):
     """``loop`` as if its MACs were ``macs`` times and its FP32 median ``seconds``."""
     bench = deploy.Benchmark(seconds, (seconds,))
-    return dataclasses.replace(loop, layers=tuple(dataclasses.replace(r, macs=r.macs * macs) for r in loop.layers),
+    return dataclasses.replace(loop, layers=tuple(dataclasses.replace(r, macs=r.macs * macs, flops=r.flops * macs)
+                                                  for r in loop.layers),
                                latency={**loop.latency, "FP32": bench})
 
 

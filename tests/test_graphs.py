@@ -21,7 +21,7 @@ from onnx import helper, numpy_helper
 from support import onnx_model as _model
 from support import value_info as _vi
 
-from npukit import figures, graphs, rewrites
+from npukit import figures, graphs, rewrites, roofline
 
 # ---- independent counts ------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ def test_topological_order_repairs_a_shuffled_graph():
 
 
 def test_measure_machine_reports_positive_numbers_and_how():
-    m = graphs.measure_machine(repeat=1, n=128, nbytes=2**20)
+    m = roofline.measure_machine(repeat=1, n=128, nbytes=2**20)
     assert isinstance(m, graphs.MachineSpec)
     assert m.peak_flops > 1e6 and m.bandwidth > 1e6
     assert "matmul" in m.peak_how and "copyto" in m.bandwidth_how and m.cpu
@@ -244,7 +244,7 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="itemsize must be >= 1"):
         graphs.op_counts(m, itemsize=0)
     with pytest.raises(ValueError, match="repeat must be >= 1"):
-        graphs.measure_machine(repeat=0)
+        roofline.measure_machine(repeat=0)
     with pytest.raises(TypeError, match="machine must be a MachineSpec"):
         figures.graphs.roofline_figure("fast")
     with pytest.raises(TypeError, match=r"counts\[0\] must be an OpCount"):
@@ -423,3 +423,25 @@ def test_cameranet_macs_agree_with_the_models_summary():
     counts = {c.name: c.macs for c in graphs.op_counts(net.to_onnx()) if c.macs}
     assert sum(counts.values()) == sum(r["macs"] for r in rows) > 0
     assert {r["layer"]: r["macs"] for r in rows if r["macs"]} == counts  # layer by layer, by name
+
+
+def test_bound_on_the_ridge_is_compute():
+    """At the ridge both roofs give the same rate: the peak is reached, so the kernel is compute-bound."""
+    m = graphs.MachineSpec(100e9, 10e9, "toy", "assumed", "assumed")
+    assert m.ridge == 10.0
+    assert m.bound(10.0) == "compute" and m.bound(np.nextafter(10.0, 0)) == "memory"
+    assert m.attainable(10.0) == m.peak_flops
+
+
+def test_constant_and_shape_nodes_move_no_bytes():
+    """A Constant's output and a Shape's answer are parameters: computed once, they cost a node run on its own no DRAM traffic."""
+    x = _vi("x", [1, 4, 8, 8])
+    c = helper.make_node("Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.ones(4, np.float32)))
+    sh = helper.make_node("Shape", ["x"], ["s"], name="shape")
+    add = helper.make_node("Add", ["x", "c4"], ["y"], name="add")
+    r = helper.make_node("Reshape", ["c", "shape4"], ["c4"], name="reshape")
+    shape4 = numpy_helper.from_array(np.array([1, 4, 1, 1], np.int64), "shape4")
+    m = _model([c, r, sh, add], [x], [_vi("y", [1, 4, 8, 8]), helper.make_tensor_value_info("s", 7, [4])], [shape4])
+    counts = {k.name: k for k in graphs.op_counts(m)}
+    assert counts["c"].bytes == 0 and counts["shape"].bytes == 0
+    assert counts["add"].bytes == 4 * (256 + 4 + 256)       # x and the reshaped constant in, y out

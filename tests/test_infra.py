@@ -195,3 +195,10 @@ def test_zmq_polling_patch_is_idempotent_and_steps():
 
     assert patch_zmq_polling() and patch_zmq_polling()
     assert AsyncZMQSocketChannel.get_msg._npukit_stepped
+
+
+def test_hypothesis_keeps_no_example_database():
+    """A failure found once must not be replayed from a local database (runs would differ between machines)."""
+    from hypothesis import settings
+
+    assert settings().database is None and settings().deadline is None

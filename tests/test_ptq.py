@@ -27,6 +27,18 @@ def test_observer_accumulates_like_one_batch():
     assert np.percentile(whole, 99.99) <= top + 2 * h2.radius / h2.bins
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "uint4"])
+def test_mse_observer_finds_the_clip_of_the_data_on_its_grid(dtype):
+    """The histogram observer's MSE clip is the data's MSE clip (quant.choose_qparams), to within a bin or two."""
+    rng = np.random.default_rng(4)
+    x = np.maximum(rng.standard_normal(40000) * rng.exponential(1.0, 40000), 0).astype(np.float32)
+    obs = ptq.Observer("mse").update(x[:20000]).update(x[20000:])
+    got, want = obs.qparams(dtype, symmetric=False), quant.choose_qparams(x, dtype, False, method="mse")
+    top = {k: float(p.scale) * quant.qrange(dtype)[1] for k, p in (("got", got), ("want", want))}
+    assert abs(top["got"] - top["want"]) < 3 * 2 * obs.radius / obs.bins + 0.01 * top["want"]
+    assert top["got"] < float(x.max())                       # it clips
+
+
 def test_observer_refuses_empty_and_nan():
     with pytest.raises(ValueError, match="no data"):
         ptq.Observer().qparams()
@@ -68,3 +80,34 @@ def test_to_qdq_refuses_unfolded_models_and_empty_data(cameranet):
         ptq.to_qdq(folded, np.zeros((0, 3, 32, 32), np.float32))
     with pytest.raises(ValueError, match="keep_float"):
         ptq.to_qdq(folded, shapes_dataset(2, seed=0)[0], keep_float=["nope"])
+
+
+# ---- cases the mutation test of issue 24 showed untested ------------------------------------------
+
+
+def test_minmax_observer_keeps_the_extremes_of_earlier_batches():
+    obs = ptq.Observer("minmax")
+    obs.update(np.float32([-5.0, 1.0])).update(np.float32([0.0, 2.0]))   # the minimum came first
+    assert (obs.lo, obs.hi) == (-5.0, 2.0)
+    p = obs.qparams("uint8", symmetric=False)
+    assert np.isclose(float(p.scale), 7.0 / 255) and int(p.zero_point) == round(5 / (7 / 255))
+
+
+def test_histogram_holds_every_value_in_its_range():
+    """The histogram covers [-R, R): a batch whose largest |x| is a power of two (here 4) needs R = 8."""
+    x = np.float32([-4.0, -1.0, 0.5, 4.0])
+    obs = ptq.Observer("percentile").update(x)
+    assert obs.radius > 4.0
+    edges = -obs.radius + 2 * obs.radius / obs.bins * np.arange(obs.bins + 1)
+    brute = [int(np.sum((x >= lo) & (x < hi))) for lo, hi in zip(edges[:-1], edges[1:])]  # half-open bins
+    assert brute == obs.hist.tolist() and sum(brute) == x.size
+
+
+def test_percentile_range_keeps_the_lower_quantile_sample():
+    """The range's lower end is the lower edge of the bin holding the (100 − p)-th percentile sample."""
+    x = -np.arange(1000, 2000, dtype=np.float32)           # -1999 … -1000; the range widens to 0 at the top
+    p = ptq.Observer("percentile", percentile=90).update(x).qparams("uint8", symmetric=False)
+    lo = -255 * float(p.scale)                              # zero point 255: [lo, 0] onto [0, 255]
+    quantile_sample = np.sort(x)[100 - 1]                   # 10 % of 1,000 values lie at or below it: -1900
+    assert lo <= quantile_sample + 1e-3
+    assert lo > quantile_sample - 2 * 2048 / 2048           # within one bin (width 2) of it

@@ -108,6 +108,72 @@ def test_qconv_and_requantize_match_qlinearconv(seed, depthwise):
     assert np.array_equal(got, want)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_zero_point_after_rounding_is_round_then_add_and_differs_only_on_odd_ties(seed):
+    rng = np.random.default_rng(seed)
+    m0 = 2**30 if rng.random() < 0.5 else int(rng.integers(2**30, 2**31))
+    shift, zp = int(rng.integers(0, 12)), int(rng.integers(0, 256))
+    acc = rng.integers(-2**16, 2**16, 200).astype(np.int32)
+    acc[:50] = (2 * rng.integers(-300, 300, 50) + 1) << shift           # with m0 = 2^30: exact ties
+    after = qarith.requantize(acc, m0, shift, zp, "uint8", rounding="half_even_zp_after")
+    before = qarith.requantize(acc, m0, shift, zp, "uint8")
+    exact = [Fraction(int(a) * m0, 2 ** (31 + shift)) for a in acc]
+    assert after.tolist() == [min(max(round(v) + zp, 0), 255) for v in exact]
+    assert before.tolist() == [min(max(round(v + zp), 0), 255) for v in exact]
+    differ = after != before
+    assert all(v.denominator == 2 and zp % 2 == 1 for v, d in zip(exact, differ) if d)
+
+
+def _qlinear_runtimes(node, inputs, inits, out_type):
+    """Run one QLinear* node under onnx.reference, ONNX Runtime (CPU) and OpenVINO (CPU, f32)."""
+    import onnxruntime as ort
+    import openvino as ov
+
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info(k, TensorProto.UINT8, list(v.shape))
+                                            for k, v in inputs.items()],
+                              [helper.make_tensor_value_info("y", out_type, None)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    ref = ReferenceEvaluator(model).run(None, inputs)[0]
+    ort_y = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+    core = ov.Core()
+    ov_y = core.compile_model(core.read_model(model.SerializeToString(), b""), "CPU",
+                              {"INFERENCE_PRECISION_HINT": "f32"})(inputs)[0]
+    return ref, ort_y, ov_y
+
+
+@pytest.mark.parametrize("op", ["QLinearMatMul", "QLinearConv"])
+@pytest.mark.parametrize("zy", [3, 4, 0, 255 - 12])
+def test_where_each_runtime_adds_the_output_zero_point(op, zy):
+    """Exact ties a·M = k + 1/2 (M = 1/2): onnx.reference and OpenVINO round a·M + z; ONNX Runtime rounds a·M, then adds z."""
+    a = np.arange(-11, 12, 2, dtype=np.int64)                        # a·M = −5.5 … 5.5
+    za = 128
+    x = (a + za).astype(np.uint8)
+    f = np.float32
+    if op == "QLinearMatMul":
+        inputs = {"x": x.reshape(-1, 1)}
+        inits = [numpy_helper.from_array(f(0.5), "sx"), numpy_helper.from_array(np.uint8(za), "zx"),
+                 numpy_helper.from_array(np.int8([[1]]), "w"), numpy_helper.from_array(f(1.0), "sw"),
+                 numpy_helper.from_array(np.int8(0), "zw"), numpy_helper.from_array(f(1.0), "sy"),
+                 numpy_helper.from_array(np.uint8(zy), "zy")]
+        node = helper.make_node("QLinearMatMul", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"])
+    else:
+        inputs = {"x": x.reshape(1, 1, 1, -1)}
+        inits = [numpy_helper.from_array(f(0.5), "sx"), numpy_helper.from_array(np.uint8(za), "zx"),
+                 numpy_helper.from_array(np.int8([[[[1]]]]), "w"), numpy_helper.from_array(f([1.0]), "sw"),
+                 numpy_helper.from_array(np.int8([0]), "zw"), numpy_helper.from_array(f(1.0), "sy"),
+                 numpy_helper.from_array(np.uint8(zy), "zy")]
+        node = helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"],
+                                kernel_shape=[1, 1])
+    ref, ort_y, ov_y = (v.ravel() for v in _qlinear_runtimes(node, inputs, inits, TensorProto.UINT8))
+    m0, shift = qarith.quantize_multiplier(np.float32(0.5))
+    before = qarith.requantize(a, m0, shift, zy, "uint8")
+    after = qarith.requantize(a, m0, shift, zy, "uint8", rounding="half_even_zp_after")
+    assert np.array_equal(ref, before) and np.array_equal(ov_y, before)
+    assert np.array_equal(ort_y, after)
+    assert np.array_equal(before, after) == (zy % 2 == 0)
+
+
 def test_qconv_matches_convinteger():
     rng = np.random.default_rng(3)
     x = rng.integers(0, 256, size=(1, 3, 5, 5), dtype=np.uint8)
@@ -175,3 +241,26 @@ def test_double_rounding_refuses_what_int32_cannot_hold():
     with pytest.raises(ValueError, match="int32"):
         qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8", rounding="double")
     assert qarith.requantize(np.int32([2**30]), m0, shift, 0, "int8").tolist() == [127]
+
+
+# ---- cases the mutation test of issue 24 showed untested ------------------------------------------
+
+
+def test_quantize_multiplier_renormalises_when_rounding_reaches_one():
+    """frac·2^31 rounds up to exactly 2^31 for a mantissa within 2^-32 of 1: M0 must become 2^30, shift one less."""
+    real = 1 - 2.0**-33                                   # frexp gives frac = 1 - 2^-33, exp = 0
+    m0, shift = qarith.quantize_multiplier(real)
+    assert (m0, shift) == (2**30, -1)                     # 2^30 · 2^-31 · 2^1 = 1, the nearest M0 · 2^-k
+    assert 2**30 <= m0 < 2**31
+    m0s, shifts = qarith.quantize_multiplier(np.array([real, 0.75]))
+    assert m0s.tolist() == [2**30, 1610612736] and shifts.tolist() == [-1, 0]
+
+
+def test_qmatmul_subtracts_b_zero_point():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    b = rng.integers(-128, 128, (4, 2)).astype(np.int8)
+    want = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - 3)
+    assert np.array_equal(qarith.qmatmul(a, 7, b, 3), want)
+    per_col = np.array([3, -5])
+    assert np.array_equal(qarith.qmatmul(a, 7, b, per_col), (a.astype(np.int64) - 7) @ (b.astype(np.int64) - per_col))

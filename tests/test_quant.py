@@ -168,6 +168,61 @@ def test_zero_is_exact_and_mse_never_worse_than_minmax():
         assert err["mse"] <= err["minmax"]
 
 
+def _brute_force_top(x: np.ndarray, bits: int, n: int = 4000) -> tuple[float, float]:
+    """The clip top c in (0, max] whose unsigned ``bits``-bit quantize–dequantize MSE is smallest, by trying n of them."""
+    x = x.astype(np.float64).ravel()
+    best = (np.inf, 0.0)
+    for c in np.linspace(x.max() / n, x.max(), n):
+        s = c / (2**bits - 1)
+        err = float(np.mean((np.clip(np.rint(x / s), 0, 2**bits - 1) * s - x) ** 2))
+        best = min(best, (err, float(c)))
+    return best[1], best[0]
+
+
+def _mse_of(x: np.ndarray, top: float, bits: int) -> float:
+    s = top / (2**bits - 1)
+    return float(np.mean((np.clip(np.rint(x.astype(np.float64) / s), 0, 2**bits - 1) * s - x) ** 2))
+
+
+@pytest.mark.parametrize("bits", [8, 4, 3])
+def test_mse_range_is_searched_for_the_bit_width(bits):
+    """choose_range's "mse" clip at b bits is the brute-force optimum of b-bit quantization, not the 8-bit one."""
+    rng = np.random.default_rng(bits)
+    x = np.maximum(rng.standard_normal(30000) * rng.exponential(1.0, 30000), 0).astype(np.float32)   # ReLU-like
+    lo, hi = quant.choose_range(x, bits, False, method="mse")
+    assert float(lo) == 0.0
+    top, err = _brute_force_top(x, bits)
+    assert _mse_of(x, float(hi), bits) <= err * 1.002                 # as good as trying 4000 clips
+    if bits < 8:
+        top8 = float(quant.choose_range(x, 8, False, method="mse")[1])
+        assert _mse_of(x, top8, bits) > 1.2 * err and float(hi) < 0.9 * top8      # the 8-bit clip is far off
+
+
+def test_clipping_figure_clips_cameranets_activation_at_the_4_bit_optimum():
+    """Figure 6.2's "mse" clip at 4 bits, on block2.pw_relu of 64 calibration images, against a brute-force search."""
+    from npukit.data import shapes_dataset
+    from npukit.figures import quant as fq
+    from npukit.models import CameraNet
+
+    act = CameraNet.pretrained().activations(shapes_dataset(64, seed=7)[0])["block2.pw_relu"]
+    fig = fq.clipping_figure(act, bits=(4,), methods=("mse",))
+    step = next(s for s in fig.layout.sliders[0].steps if s.label == "4-bit mse")
+    top = max(shape.x0 for shape in step.args[1]["shapes"])
+    want, err = _brute_force_top(act, 4, n=1000)
+    assert _mse_of(act, top, 4) <= err * 1.002
+    assert abs(top - want) < 0.05 * want
+    assert f"MSE {_mse_of(act, top, 4):.2e}" in step.args[1]["title.text"]
+
+
+def test_choose_qparams_mse_uses_its_dtypes_grid():
+    rng = np.random.default_rng(1)
+    x = rng.exponential(1.0, 20000).astype(np.float32)
+    for dtype, bits in (("uint8", 8), ("uint4", 4)):
+        p = quant.choose_qparams(x, dtype, False, method="mse")
+        top = float(p.scale) * (quant.qrange(dtype)[1] - int(p.zero_point))
+        assert np.isclose(top, float(quant.choose_range(x, bits, False, method="mse")[1]), rtol=1e-6)
+
+
 # ---- low-precision floats ------------------------------------------------------------------------
 
 

@@ -330,8 +330,12 @@ def test_records_check_their_fields():
     assert b.overlaps_in_time(rewrites.Buffer("u", 8, 64, 2, 3)) and not b.overlaps_in_memory(rewrites.Buffer("u", 8, 64, 2, 3))
     with pytest.raises(TypeError, match="other must be a Buffer"):
         b.overlaps_in_memory((0, 8))
-    plan = rewrites.MemoryPlan(["n0"], [b], 64, 64, 64, 64)
-    assert plan.order == ("n0",) and plan.buffers == (b,) and plan.buffer("t") is b
+    plan = rewrites.MemoryPlan(["n0", "n1", "n2"], [b], 64, 64, 64, 64)
+    assert plan.order == ("n0", "n1", "n2") and plan.buffers == (b,) and plan.buffer("t") is b
+    with pytest.raises(ValueError, match="past the 1 nodes of order"):  # a plan must agree with itself
+        rewrites.MemoryPlan(["n0"], [b], 64, 64, 64, 64)
+    with pytest.raises(ValueError, match="live together and share bytes"):
+        rewrites.MemoryPlan(["n0", "n1", "n2"], [b, rewrites.Buffer("u", 8, 0, 1, 2)], 64, 128, 72, 64)
     with pytest.raises(TypeError, match=r"buffers\[0\] must be a Buffer"):
         rewrites.MemoryPlan(("n0",), ((64, 0, 0, 2),), 64, 64, 64, 64)
     with pytest.raises(ValueError, match="op_types must have one entry per node"):

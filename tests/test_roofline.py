@@ -58,7 +58,6 @@ def test_measure_machine_uses_one_thread_count_for_both():
     assert isinstance(m, graphs.MachineSpec) and (m.threads, m.copy_bytes) == (2, 2 * MiB)
     assert "2 BLAS threads" in m.peak_how or "not controllable" in m.peak_how
     assert "split over 2 threads" in m.bandwidth_how and "read + written" in m.bandwidth_how
-    assert graphs.measure_machine is roofline.measure_machine            # the old name still works
 
 
 def test_stream_bandwidth_counts_read_plus_written(monkeypatch):

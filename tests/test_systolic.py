@@ -2,7 +2,7 @@
 
 * ``estimate`` against numbers worked out by hand, against a brute-force
   event model written here, and against SCALE-Sim 3.0.0's own output
-  (tests/data/scalesim_reference.json, written by ``make scalesim-reference``;
+  (npukit/data/scalesim_reference.json, written by ``make scalesim-reference``;
   ``make scalesim-check`` runs SCALE-Sim afresh and points
   ``SCALESIM_REFERENCE`` at the new file);
 * ``simulate`` against ``numpy.matmul`` (exact for integers) on random shapes
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from npukit import systolic
 from npukit.systolic import DATAFLOWS, estimate, simulate
 
-REFERENCE = Path(os.environ.get("SCALESIM_REFERENCE", Path(__file__).parent / "data" / "scalesim_reference.json"))
+REFERENCE = Path(os.environ.get("SCALESIM_REFERENCE", systolic.SCALESIM_REFERENCE))
 
 
 # ---- an independent model: when does each MAC happen? ------------------------------
@@ -54,20 +54,23 @@ def _events(M: int, N: int, K: int, R: int, C: int, df: str) -> tuple[int, int]:
 
 def test_estimate_by_hand():
     # WS, 4×6 array, M,N,K = 10,7,9: K over rows -> 3 folds, N over cols -> 2 folds;
-    # per fold 4 (preload) + 3 (fill) + 10 (stream) + 5 (drain) = 22; 6·22 - 1 = 131.
+    # per fold 4 (preload) + 3 (fill) + 10 (stream) + 5 (drain) = 22; 6·22 = 132 cycles,
+    # the last one cycle 131 (SCALE-Sim's number).
     e = estimate(10, 7, 9, 4, 6, "ws")
-    assert (e.row_folds, e.col_folds, e.per_fold, e.cycles) == (3, 2, 22, 131)
-    # OS, same: M over rows (3 folds), N over cols (2); per fold 4+6+9-2 = 17; 6·17 - 1 = 101.
+    assert (e.row_folds, e.col_folds, e.per_fold, e.cycles, e.last_cycle) == (3, 2, 22, 132, 131)
+    # OS, same: M over rows (3 folds), N over cols (2); per fold 4+6+9-2 = 17; 6·17 = 102.
     e = estimate(10, 7, 9, 4, 6, "os")
-    assert (e.folds, e.per_fold, e.cycles, e.preload) == (6, 17, 101, 0)
-    # IS: K over rows (3), M over cols (2); per fold 8+6+7-2 = 19; 6·19 - 1 = 113.
+    assert (e.folds, e.per_fold, e.cycles, e.last_cycle, e.preload) == (6, 17, 102, 101, 0)
+    # IS: K over rows (3), M over cols (2); per fold 8+6+7-2 = 19; 6·19 = 114.
     e = estimate(10, 7, 9, 4, 6, "is")
-    assert (e.folds, e.per_fold, e.cycles) == (6, 19, 113)
-    # A problem that fits: 1 fold of a 1×1 array, WS: 1 + 0 + M + 0 = M + 1 cycles, minus one.
-    assert estimate(5, 1, 1, 1, 1, "ws").cycles == 5
-    # utilization = MNK / (cycles·R·C); mapping efficiency = used PEs over folds
+    assert (e.folds, e.per_fold, e.cycles) == (6, 19, 114)
+    # A problem that fits: 1 fold of a 1×1 array, WS: 1 + 0 + M + 0 = M + 1 cycles.
+    assert estimate(5, 1, 1, 1, 1, "ws").cycles == 6
+    # utilization = MNK / (cycles·R·C), SCALE-Sim's divides by the last cycle's index;
+    # mapping efficiency = used PEs over folds
     e = estimate(10, 7, 9, 4, 6, "ws")
-    assert e.utilization == pytest.approx(630 / (131 * 24))
+    assert e.utilization == pytest.approx(630 / (132 * 24))
+    assert e.scalesim_utilization == pytest.approx(630 / (131 * 24))
     assert e.mapping_efficiency == pytest.approx((9 * 7) / (6 * 24))
 
 
@@ -77,12 +80,12 @@ def test_estimate_by_hand():
 def test_estimate_matches_event_model(M, N, K, R, C, df):
     e = estimate(M, N, K, R, C, df)
     cycles, last = _events(M, N, K, R, C, df)
-    assert e.cycles == last and e.folds * e.per_fold == cycles
+    assert e.cycles == cycles and e.last_cycle == last
     assert e.preload + e.fill + e.stream + e.drain == e.per_fold
     assert 0 < e.mapping_efficiency <= 1
-    if R * C > 1 or df != "os":      # a 1×1 OS array does one MAC per cycle: MNK/(MNK - 1) > 1, see estimate
-        assert 0 < e.utilization <= 1
-        assert e.utilization <= e.mapping_efficiency + 1e-12      # idle fill/drain can only lose
+    assert 0 < e.utilization <= 1
+    assert e.utilization <= e.mapping_efficiency + 1e-12      # idle fill/drain can only lose
+    assert e.scalesim_utilization == pytest.approx(e.utilization * e.cycles / max(e.last_cycle, 1))
 
 
 def test_is_is_ws_of_the_transpose():
@@ -135,8 +138,8 @@ def test_estimate_equals_scalesim():
             e = estimate(M, N, K, R, C, df)
             where = f"{case['kind']} {case['name']} (M,N,K)=({M},{N},{K}) on {R}×{C} {df}"
             assert got["stall_cycles"] == 0, where
-            assert e.cycles == got["cycles"], where
-            assert e.utilization == pytest.approx(got["utilization"], rel=1e-9), where
+            assert e.last_cycle == got["cycles"], where            # SCALE-Sim's "Total Cycles" is an index
+            assert e.scalesim_utilization == pytest.approx(got["utilization"], rel=1e-9), where
             assert e.mapping_efficiency == pytest.approx(got["mapping_efficiency"], rel=1e-9), where
             assert e.ifmap_sram_reads == got["ifmap_sram_reads"], where
             assert e.filter_sram_reads == got["filter_sram_reads"], where
@@ -169,8 +172,9 @@ def test_simulate_is_exact(M, N, K, R, C, df, seed):
     e = estimate(M, N, K, R, C, df)
     assert s.product.dtype == np.int64 and np.array_equal(s.product, A @ B)
     assert s.fold_cycles == [e.per_fold] * e.folds
-    assert s.last_cycle == e.cycles and s.macs == M * N * K
+    assert s.cycles == e.cycles and s.last_cycle == e.last_cycle and s.macs == M * N * K
     assert s.utilization == pytest.approx(e.utilization)
+    assert s.scalesim_utilization == pytest.approx(e.scalesim_utilization)
 
 
 @pytest.mark.parametrize("df", DATAFLOWS)
@@ -246,7 +250,33 @@ def test_animation_has_one_frame_per_cycle_of_every_dataflow():
     fig = figures.systolic.animation_figure(A, B, 2, 2)
     want = sum(simulate(A, B, 2, 2, df).cycles for df in DATAFLOWS)
     assert len(fig.frames) == len(fig.layout.sliders[0].steps) == want
-    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ OS", "▶ WS", "▶ IS", "❚❚"]
+    # weight-stationary first, as the chapter tells the reader to start with it
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ WS", "▶ OS", "▶ IS", "❚❚"]
+    assert fig.frames[0].name == "ws-0"
+
+
+def test_animation_shows_outputs_staying_in_output_stationary():
+    # OS keeps C[m, n] in PE (r, c) from its first MAC (cycle r + c) to the end of the fold:
+    # the frames must show held (blue) PEs that are not busy, and no held PE in WS's compute holds C
+    from npukit import figures
+
+    rng = np.random.default_rng(5)
+    A, B = rng.integers(-9, 10, (6, 4)), rng.integers(-9, 10, (4, 5))
+    s = simulate(A, B, 4, 4, "os", trace=True)
+    c = s.trace["c"]
+    holds = c[..., 0] >= 0
+    assert (holds & ~s.trace["busy"]).any()
+    t0 = 0
+    for fold_len in s.fold_cycles:
+        for t in range(fold_len):
+            for r in range(4):
+                for col in range(4):
+                    mapped = c[t0 + fold_len - 1, r, col, 0] >= 0
+                    assert holds[t0 + t, r, col] == (mapped and t >= r + col)
+        t0 += fold_len
+    fig = figures.systolic.animation_figure(A, B, 4, 4, dataflows=["os"])
+    held_frames = [f for f in fig.frames if (np.asarray(f.data[0].z) == 1).any()]
+    assert len(held_frames) > len(fig.frames) // 2
 
 
 def test_dataflow_figure_labels_come_from_the_mapping():

@@ -225,6 +225,45 @@ def test_requantize_lab_solution_passes(capsys):
     assert "✓ requantize" in capsys.readouterr().out
 
 
+def _exact_form(zero_point_first: bool):
+    """round(acc·m0 / 2^(31+shift)), half to even, exactly, with the zero point added after (or before) it."""
+    def fn(acc, m0, shift, zp, dtype):
+        from fractions import Fraction
+
+        lo, hi = R[dtype]
+        out = []
+        for a in acc.tolist():
+            v = Fraction(a * m0, 2 ** (31 + shift))
+            out.append(min(max(round(v + zp) if zero_point_first else round(v) + zp, lo), hi))
+        return np.array(out, np.int64)
+    return fn
+
+
+def test_requantize_accepts_the_zero_point_after_or_before_the_rounding(capsys):
+    """QLinearMatMul's formula round(a·M) + z (ONNX Runtime's order) and onnx.reference's round(a·M + z) both pass."""
+    teach.check_requantize(_exact_form(zero_point_first=False))
+    teach.check_requantize(_exact_form(zero_point_first=True))
+
+    def spec_in_float64(acc, m0, shift, zp, dtype):     # the reviewer's answer: exact here, since |acc·m0| < 2^53
+        lo, hi = R[dtype]
+        return np.clip(np.rint(acc.astype(np.float64) * m0 * 2.0 ** (-31 - shift)) + zp, lo, hi).astype(np.int64)
+
+    teach.check_requantize(spec_in_float64)
+    out = capsys.readouterr().out
+    assert out.count("✓ requantize") == 3
+    assert out.count("added after the rounding") == 2 and out.count("added before the rounding") == 1
+
+
+def test_requantize_refuses_a_zero_point_that_changes_place():
+    after, before = _exact_form(False), _exact_form(True)
+
+    def mixed(acc, m0, shift, zp, dtype):               # after for uint8, before for int8
+        return (after if dtype == "uint8" else before)(acc, m0, shift, zp, dtype)
+
+    msg = _fails(teach.check_requantize, mixed)
+    assert "add it in one place" in msg, msg
+
+
 def _rq(body):
     def fn(acc, m0, shift, zp, dtype):
         lo, hi = R[dtype]
@@ -233,8 +272,6 @@ def _rq(body):
 
 
 REQUANTIZE_MISTAKES = {
-    "round, then the zero point": (_rq(lambda a, m, n, z, lo, hi: np.clip(
-        np.rint(a.astype(np.float64) * m * 2.0 ** (-31 - n)) + z, lo, hi)), "after adding the zero point"),
     "round half up": (_rq(lambda a, m, n, z, lo, hi: np.clip(
         np.floor(a.astype(np.float64) * m * 2.0 ** (-31 - n) + z + 0.5), lo, hi)), "not up"),
     "double rounding": (_rq(lambda a, m, n, z, lo, hi: np.clip(
@@ -274,17 +311,18 @@ def test_requantize_cases_hold_ties_traps_and_saturation():
 
     cases = tq._requantize_cases(tq._rng(6102))
     ties = traps = sat = 0
-    odd_tie_zp = False
+    odd_tie_zp = set()                      # dtypes with an unsaturated exact tie and an odd zero point
     for acc, m0, shift, zp, dtype in cases:
         lo, hi = R[dtype]
         for a in acc.tolist():
             v = Fraction(a * m0, 2 ** (31 + shift))
             high = (Fraction(a * m0, 2**31) + Fraction(1, 2)).__floor__()
             ties += v.denominator == 2
-            odd_tie_zp |= v.denominator == 2 and zp % 2 == 1 and lo < round(v) + zp < hi
+            if v.denominator == 2 and zp % 2 == 1 and lo < round(v) + zp < hi:
+                odd_tie_zp.add(dtype)
             traps += v.denominator != 2 and round(Fraction(high, 2**shift)) != round(v)
             sat += not lo <= round(v + zp) <= hi
-    assert ties > 50 and traps > 50 and sat > 50 and odd_tie_zp
+    assert ties > 50 and traps > 50 and sat > 50 and odd_tie_zp == {"uint8", "int8"}
 
 
 def test_requantize_shortcuts_are_refused():
@@ -310,6 +348,13 @@ def test_channel_scales_lab_solution_passes(capsys):
     assert "✓ channel scales" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("zero_scale", [1.0, 0.5, 1e-3])
+def test_any_positive_scale_passes_for_an_all_zero_channel(capsys, zero_scale):
+    """What the lab says: any positive scale quantizes an all-zero channel exactly."""
+    teach.check_channel_scales(lambda w: np.where(_amax(w) > 0, _amax(w) / 127, zero_scale))
+    assert "✓ channel scales" in capsys.readouterr().out
+
+
 def _amax(w):
     return np.abs(w.reshape(len(w), -1)).max(1)
 
@@ -321,6 +366,7 @@ SCALE_MISTAKES = {
     "wrong axis": (lambda w: np.abs(w).max(axis=tuple(i for i in range(w.ndim) if i != 1)) / 127, "axis 0"),
     "divide by 128": (lambda w: np.where(_amax(w) > 0, _amax(w) / 128, 1.0), "divide by 127"),
     "zero channel gets 0": (lambda w: _amax(w) / 127, "all zeros"),
+    "zero channel gets -1": (lambda w: np.where(_amax(w) > 0, _amax(w) / 127, -1.0), "all zeros"),
 }
 
 
@@ -360,6 +406,23 @@ def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
     assert "larger than you expected" in _fails(teach.check_calibration_prediction, lambda: 0.0, measured)
     teach.check_calibration_prediction(eval(f"lambda: {round(measured, 2)}"), measured)   # a literal, no closure
     assert "✓ prediction" in capsys.readouterr().out
+
+
+def test_the_predicted_case_is_not_published_in_chapter_6():
+    """Lab 6 asks for a set the chapter does not measure: every dim set the page's code draws names its background."""
+    import ast
+
+    page = (Path(__file__).parent.parent / "chapters" / "06_quant.md").read_text(encoding="utf-8")
+    assert tq._PREDICTION_SET == {"brightness": (0.2, 0.4)}
+    dim = []
+    for cell in re.findall(r"```\{code-cell\} ipython3\n(.*?)```", page, re.S):
+        code = "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call):
+                kw = {k.arg: k.value for k in node.keywords}
+                if "brightness" in kw and ast.literal_eval(kw["brightness"]) == (0.2, 0.4):
+                    dim.append("background" in kw)
+    assert dim and all(dim)
 
 
 def test_a_prediction_that_reads_the_measurement_is_refused():

@@ -441,8 +441,10 @@ def test_numbers_records_and_errors():
     assert rows[1].value == f"{x.nbytes:,} B"
     with pytest.raises(TypeError, match="images must be a numpy.ndarray"):
         tally.Context(images=[[0]])
-    with pytest.raises(ValueError, match="images must be a 4-D NCHW batch"):
+    with pytest.raises(ValueError, match="images must be a non-empty 4-D NCHW batch"):
         T.numbers(tally.Context(images=np.zeros((3, 8, 8))))
+    with pytest.raises(ValueError, match="images must be a non-empty 4-D NCHW batch"):
+        T.numbers(tally.Context(images=np.zeros((0, 3, 8, 8))))  # was an IndexError at images[0]
 
 
 def test_views_slider_figure_one_memory_map_per_case():

@@ -127,6 +127,14 @@ def _layout_buttons(names: list[str], channels: int, height: int, width: int, bl
     return buttons
 
 
+def _at_most_256_slots(channels: int, height: int, width: int, block: int, row: int) -> None:
+    """Refuse sizes whose drawing would not fit (or not fit in memory) before any array is made."""
+    slots = -(-channels // block) * block * height * width
+    if slots > 256 or row > 256:
+        raise ValueError(f"channels, height and width give {slots:,} memory slots (channels padded to the block) "
+                         f"and row is {row:,}; keep both at most 256")
+
+
 def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, block: int = 4,
                          row: int = 16) -> go.Figure:
     """Interactive figure: one tensor's elements and where each lands in memory.
@@ -170,6 +178,7 @@ def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, blo
 
     channels, height, width, block, row = (_check.integer(v, k, minimum=1) for k, v in dict(
         channels=channels, height=height, width=width, block=block, row=row).items())
+    _at_most_256_slots(channels, height, width, block, row)
     orders = _element_orders(channels, height, width, block)
     slots = max(n for _, n in orders.values())
     if slots > 256:
@@ -403,6 +412,7 @@ def memory_strip_figure(layout: str = "NHWC", block: int = 4, channels: int = 6,
     layout = _check.one_of(layout, "layout", ("NCHW", "NHWC", "blocked"))
     channels, height, width, block, row = (_check.integer(v, k, minimum=1) for k, v in dict(
         channels=channels, height=height, width=width, block=block, row=row).items())
+    _at_most_256_slots(channels, height, width, block, row)
     if conversion is not None:
         _check.instance(conversion, "conversion", Conversion)
     orders = _element_orders(channels, height, width, block)

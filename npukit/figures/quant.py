@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _check, viz
-from ..quant import QParams, choose_qparams, qrange
+from ..quant import QParams, _from_range, choose_range, qrange
 
 __all__ = [
     "clipping_figure",
@@ -31,9 +31,11 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     """Interactive figure: a tensor's histogram, the clip range and the error of each quantizer choice.
 
     One slider position per (bits, method): unsigned asymmetric quantization
-    to ``2^bits`` levels with the range from ``method``
-    (:func:`npukit.quant.choose_qparams`). Dashed lines mark the clip points;
-    the title gives the mean squared error and the share of values clipped.
+    to ``2^bits`` levels with the range from ``method``, chosen for that
+    number of levels (:func:`npukit.quant.choose_range`: the MSE-optimal
+    clip moves in as the levels get coarser). Dashed lines mark the clip
+    points; the title gives the mean squared error and the share of values
+    clipped.
 
     See chapter 6, "Choosing activation ranges: calibration" (chapters/06_quant.md).
 
@@ -67,9 +69,10 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     """
     import plotly.graph_objects as go
 
-    x = _check.finite(_check.as_array(x, "x"), "x").astype(np.float32).ravel()
+    x = _check.finite(_check.real_array(x, "x"), "x").astype(np.float32).ravel()  # complex would drop its imaginary part
     if x.size == 0:
         raise ValueError("x must not be empty")
+    methods, title = _check.sequence(methods, "methods", min_length=1), _check.text(title, "title")
     bits = [_check.integer(b, "bits[i]", minimum=2) for b in _check.sequence(bits, "bits", min_length=1)]
     if max(bits) > 8:
         raise ValueError(f"bits must be at most 8, got {max(bits)}")
@@ -77,11 +80,11 @@ def clipping_figure(x: np.ndarray, *, bits: Sequence[int] = (8, 6, 4), methods: 
     figs, labels = [], []
     for b in bits:
         for m in _check.sequence(list(methods), "methods", min_length=1):
-            p = choose_qparams(x, "uint8", False, method=m, percentile=percentile)
             levels = 2**b
-            scale = float(p.scale) * 255 / (levels - 1)             # same range, fewer levels
-            zp = int(np.clip(np.rint(-float(p.scale) * (0 - int(p.zero_point)) / scale), 0, levels - 1))
-            q = np.clip(np.rint(x / scale) + zp, 0, levels - 1)
+            lo, hi = choose_range(x, b, False, method=m, percentile=percentile)    # searched for b bits
+            s, z = _from_range(lo, hi, (0, levels - 1), False)
+            scale, zp = float(s), int(z)
+            q = np.clip(np.rint(x / np.float32(scale)) + zp, 0, levels - 1)
             err = float(np.mean(((q - zp) * scale - x) ** 2))
             lo, hi = -zp * scale, (levels - 1 - zp) * scale
             clipped = float(np.mean((x > hi + scale / 2) | (x < lo - scale / 2)))
@@ -117,9 +120,9 @@ def weight_ranges_figure(w: np.ndarray, name: str = "") -> Any:
     """
     import plotly.graph_objects as go
 
-    w = _check.finite(_check.as_array(w, "w"), "w")
-    if w.size == 0 or w.dtype.kind != "f":
-        raise ValueError(f"w must be a non-empty float array, got {w.dtype} {w.shape}")
+    w, name = _check.finite(_check.as_array(w, "w"), "w"), _check.text(name, "name")
+    if w.size == 0 or w.dtype.kind != "f" or w.ndim < 2:  # (output channels, ...): one bar per channel
+        raise ValueError(f"w must be a non-empty float weight array (output channels, ...), got {w.dtype} {w.shape}")
     amax = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
     fig = go.Figure(go.Bar(x=np.arange(len(amax)), y=amax.astype(float), marker_color=viz.PALETTE[0],
                            name="per channel"))
@@ -160,6 +163,7 @@ def calibration_figure(samples: dict[str, np.ndarray], qparams: dict[str, QParam
 
     if not isinstance(samples, dict) or not samples:
         raise TypeError("samples must be a non-empty dict of label -> array")
+    xlabel = _check.text(xlabel, "xlabel")
     if not isinstance(qparams, dict) or set(qparams) - set(samples):
         raise ValueError("qparams must map labels of samples to QParams")
     hi = max(float(np.max(v)) for v in samples.values())
@@ -190,11 +194,13 @@ def layer_error_figure(layers: Sequence[str], series: dict[str, Sequence[float]]
     """
     import plotly.graph_objects as go
 
-    layers = [str(v) for v in _check.sequence(layers, "layers", min_length=1)]
+    layers = [_check.text(v, f"layers[{i}]") for i, v in enumerate(_check.sequence(layers, "layers", min_length=1))]
+    ylabel = _check.text(ylabel, "ylabel")
     if not isinstance(series, dict) or not series:
         raise TypeError("series must be a non-empty dict of label -> values")
     fig = go.Figure()
     for i, (label, values) in enumerate(series.items()):
+        values = _check.sequence(list(values) if isinstance(values, np.ndarray) else values, f"series[{label!r}]")
         if len(values) != len(layers):
             raise ValueError(f"series[{label!r}] must have {len(layers)} values, got {len(values)}")
         fig.add_trace(go.Bar(x=layers, y=[float(v) for v in values], name=label,

@@ -56,7 +56,7 @@ def _frames(sim: Simulation, df: str, fold_cycles: int) -> list[tuple[str, np.nd
         labels = [_cell_text(tr, t, r, c) for r in range(R) for c in range(C)]
         phase = "weight preload" if df == "ws" and tr["phase"][t] == 0 else \
             "input preload" if tr["phase"][t] == 0 else "compute"
-        caption = (f"{_NAMES[df]}: cycle {t} of {sim.cycles}, fold {int(tr['fold'][t]) + 1} of "
+        caption = (f"{_NAMES[df]}: cycle {t} of 0–{sim.last_cycle}, fold {int(tr['fold'][t]) + 1} of "
                    f"{len(sim.fold_cycles)} ({fold_cycles} cycles each), {phase}; "
                    f"{int(tr['busy'][t].sum())} of {R * C} PEs busy")
         out.append((f"{df}-{t}", state, labels, caption))
@@ -161,15 +161,17 @@ def dataflow_figure(M: int = 6, N: int = 5, K: int = 4) -> Any:
 
 
 def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
-                     dataflows: Sequence[str] = DATAFLOWS) -> Any:
+                     dataflows: Sequence[str] = ("ws", "os", "is")) -> Any:
     """An animation of ``A @ B`` on a small array, cycle by cycle, from :func:`npukit.systolic.simulate`.
 
     Each cell is a PE: grey when idle, blue while it holds a stationary
-    value (a weight, an input or an accumulating output), orange in a cycle
+    value (a weight, an input, or in output-stationary the sum of its
+    ``C[m, n]`` from its first MAC to the end of the fold), orange in a cycle
     where it does a MAC; its label names the elements of ``A``, ``B`` and
-    ``C`` it holds. One slider runs over every cycle of every dataflow; the
-    buttons play one dataflow from its first cycle. Plotly frames, so it
-    works in a static page.
+    ``C`` it holds. One slider runs over every cycle of every dataflow, in
+    the order of ``dataflows`` (weight-stationary first, as the chapter
+    describes it); the buttons play one dataflow from its first cycle.
+    Plotly frames, so it works in a static page.
 
     Parameters
     ----------
@@ -178,7 +180,7 @@ def animation_figure(A: np.ndarray, B: np.ndarray, rows: int = 4, cols: int = 4,
     rows, cols : int
         Array size.
     dataflows : sequence of str
-        Which of ``"os"``, ``"ws"``, ``"is"`` to include, in order.
+        Which of ``"ws"``, ``"os"``, ``"is"`` to include, in order.
 
     Returns
     -------
@@ -337,6 +339,11 @@ def aspect_figure(sweeps: Mapping[str, Sequence[tuple[int, int, int]]], *, title
 
     if not isinstance(sweeps, Mapping) or not sweeps:
         raise TypeError("sweeps must be a non-empty mapping of label to (rows, cols, cycles) rows")
+    title = _check.text(title, "title", optional=True)
+    for label, rows in sweeps.items():
+        for k, row in enumerate(_check.sequence(rows, f"sweeps[{label!r}]", min_length=1)):
+            for v, what in zip(_check.sequence(row, f"sweeps[{label!r}][{k}]", length=3), ("rows", "cols", "cycles")):
+                _check.integer(v, f"sweeps[{label!r}][{k}] {what}", minimum=1)
     fig = go.Figure()
     for i, (label, rows) in enumerate(sweeps.items()):
         rows = list(rows)
@@ -419,6 +426,8 @@ def layers_slider_figure(tables: Sequence[ModelTable], labels: Sequence[str]) ->
     >>> len(layers_slider_figure(ts, ["16×16", "32×32"]).layout.sliders[0].steps)
     2
     """
+    if isinstance(tables, (str, bytes, Mapping)) or not hasattr(tables, "__iter__"):
+        raise TypeError(f"tables must be a sequence of accelerator.ModelTable, got {type(tables).__name__}")
     fig = viz.slider_figure([layers_figure(t) for t in _check.sequence(list(tables), "tables")], labels,
                             prefix="array: ", height=600)
     fig.update_layout(margin=dict(b=260))

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _check
 from ..gemm import tiled_matmul as _library_tiled
 from .core import CheckFailed, _rng, check, learner_call
 
@@ -214,6 +215,7 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
     >>> check_tiled_matmul(mine)
     ✓ tiled matmul: 13 fresh cases agree with the reference.
     """
+    _check.function(fn, "fn")
     rng = _rng(4101)
     cases = []
     for k in range(12):
@@ -500,6 +502,12 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
         raise TypeError(f"measured must be a time in seconds (a number > 0), got {measured!r}")
     if step_n is not None and (isinstance(step_n, bool) or not isinstance(step_n, int) or step_n < 1):
         raise TypeError(f"step_n must be the side of the product t_step was measured on (an int >= 1), got {step_n!r}")
+    n = _check.integer(n, "n", minimum=1, maximum=4096)  # the n³ product is timed again: 4096³ is seconds
+    if step_n is not None:
+        _check.integer(step_n, "step_n", maximum=4096)
+    tile = tuple(_check.integer(b, f"tile[{i}]", minimum=1) for i, b in enumerate(_check.sequence(tile, "tile", length=3)))
+    t_step = _check.positive(t_step, "t_step")
+    rtol = _check.positive(rtol, "rtol")
     space = getattr(fn, "__globals__", {})  # a prediction comes before the measurement: hide it while fn runs
     hidden = {k: v for k, v in list(space.items()) if isinstance(v, float) and v == measured}
     for k in hidden:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _check
 from .core import CheckFailed, _rng, _same, check
 
 
@@ -77,6 +78,7 @@ def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     >>> check_to_blocked(mine)
     ✓ to_blocked: 40 fresh cases agree with the reference.
     """
+    _check.function(fn, "fn")
     rng = _rng(1201)
     cases = [(_tensor(rng), int(rng.choice(_BLOCKS))) for _ in range(40)]
     reference = _blocked_by_loops
@@ -101,6 +103,7 @@ def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None
     >>> check_from_blocked(mine)
     ✓ from_blocked: 40 fresh cases agree with the reference.
     """
+    _check.function(fn, "fn")
     rng = _rng(1202)
     cases = []
     for _ in range(40):
@@ -160,6 +163,7 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
     >>> check_im2col_view(mine)
     ✓ im2col as a view: 30 fresh cases agree with the reference.
     """
+    _check.function(fn, "fn")
     rng = _rng(1203)
     cases = []
     for i in range(30):

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _check
 from .core import CheckFailed, _rng, learner_call
 
 __all__ = [
@@ -189,10 +190,18 @@ def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> N
 # ---- exercise 3: requantize ----------------------------------------------------------------------
 
 
-def _exact_requantize(acc: int, m0: int, shift: int, zp: int, lo: int, hi: int) -> int:
-    """round_half_even(acc·m0 / 2^(31+shift) + zp), clamped: exact rational arithmetic."""
-    v = Fraction(acc * m0, 2 ** (31 + shift)) + zp
-    return min(max(round(v), lo), hi)          # Python's round of a Fraction: half to even
+#: The two accepted places of the zero point: name → (what the success line says, v ↦ the integer).
+_ZP_FORMS = {
+    "after": "zero point added after the rounding, as QLinearMatMul's formula says",
+    "before": "zero point added before the rounding, as onnx.reference computes",
+}
+
+
+def _exact_requantize(acc: int, m0: int, shift: int, zp: int, lo: int, hi: int, form: str = "after") -> int:
+    """round_half_even(acc·m0 / 2^(31+shift)) + zp (or round_half_even(… + zp)), clamped: exact rational arithmetic."""
+    v = Fraction(acc * m0, 2 ** (31 + shift))
+    q = round(v) + zp if form == "after" else round(v + zp)   # Python's round of a Fraction: half to even
+    return min(max(q, lo), hi)
 
 
 def _double_rounding_traps(rng: np.random.Generator, m0: int, shift: int, n: int) -> np.ndarray:
@@ -215,7 +224,7 @@ def _requantize_cases(rng: np.random.Generator) -> list[tuple]:
     for k in range(16):
         dtype = ("uint8", "int8")[k % 2]
         lo, hi = _RANGES[dtype]
-        m0 = 2**30 if k % 4 == 0 else int(rng.integers(2**30, 2**31))   # M0 = 1/2 exactly: ties are common
+        m0 = 2**30 if k % 4 < 2 else int(rng.integers(2**30, 2**31))    # M0 = 1/2 exactly: ties are common
         shift = int(rng.integers(1, 17))
         zp = int(rng.integers(lo, hi + 1))
         if zp % 2 != (k // 4) % 2:                                           # the tie cases: odd and even
@@ -230,8 +239,8 @@ def _requantize_cases(rng: np.random.Generator) -> list[tuple]:
     return cases
 
 
-def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str) -> list[tuple[Any, str]]:
-    """What each usual mistake returns for this accumulator, with its hint."""
+def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str, forms: list[str]) -> list[tuple[Any, str]]:
+    """What each usual mistake returns for this accumulator, with its hint (``forms``: the places still possible)."""
     lo, hi = _RANGES[dtype]
     exact = Fraction(acc * m0, 2 ** (31 + shift))
     clamp = lambda v: min(max(int(v), lo), hi)  # noqa: E731
@@ -240,15 +249,22 @@ def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str) -> 
              "acc·m0/2^31, or of a float32 product) moved it onto one")
     f32 = float(np.float32(acc) * np.float32(m0 * 2.0 ** (-31 - shift)))
     mistakes = [
-        (clamp(round(exact) + zp), "round once, half to even, after adding the zero point (round(v) + zp differs "
-                                   "from round(v + zp) on a tie when zp is odd)"),
+        (clamp((exact + Fraction(1, 2)).__floor__() + zp), "a tie rounds to the even integer, not up"),
         (clamp((exact + zp + Fraction(1, 2)).__floor__()), "a tie rounds to the even integer, not up"),
-        (clamp(round(Fraction(high, 2**shift) + zp)), twice),
+        (clamp(round(Fraction(high, 2**shift)) + zp), twice),
         (clamp(round(Fraction(round(Fraction(acc * m0, 2**31)), 2**shift)) + zp), twice),
         (clamp(np.rint(f32) + zp), "float32 keeps only 24 significand bits: compute acc·m0 exactly in int64"),
         (clamp(round(Fraction(acc * m0, 2**shift)) + zp), "divide by 2**(31 + shift), not 2**shift"),
     ]
-    v = round(exact + zp)
+    if forms == ["after"]:
+        mistakes.insert(0, (clamp(round(exact + zp)), "on an earlier case your function added the zero point "
+                            "after rounding, here before it (round(v + zp) differs from round(v) + zp on a tie "
+                            "when zp is odd): add it in one place"))
+    elif forms == ["before"]:
+        mistakes.insert(0, (clamp(round(exact) + zp), "on an earlier case your function added the zero point "
+                            "before rounding, here after it (round(v) + zp differs from round(v + zp) on a tie "
+                            "when zp is odd): add it in one place"))
+    v = round(exact) + zp
     wrapped = ((v - lo) % (hi - lo + 1)) + lo if not lo <= v <= hi else None
     return [(wrapped, f"the value {v} is outside [{lo}, {hi}]: saturate, do not wrap")] + mistakes
 
@@ -256,10 +272,19 @@ def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str) -> 
 def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray]) -> None:
     """Check ``fn(acc, m0, shift, zero_point, dtype)`` requantizes int32 accumulators.
 
-    The answer must be ``clamp(round(acc·m0·2^−(31+shift) + zero_point))``,
-    rounding once, half to even, as ONNX's QLinearConv and QLinearMatMul do.
+    The answer must round ``v = acc·m0·2^−(31+shift)`` once, exactly, half
+    to even, add ``zero_point`` and clamp to the type. Two places of the
+    zero point are accepted, because both are in use and neither is wrong:
+    after the rounding, ``round(v) + zero_point`` (the formula in the text
+    of ONNX's QLinearMatMul, as in QuantizeLinear's, and ONNX Runtime's
+    order), or
+    before it, ``round(v + zero_point)`` (what ``onnx.reference`` computes,
+    and OpenVINO's order). They differ only on exact ties when the zero
+    point is odd; the cases hold such ties, and the function must follow the
+    same place on every case.
     Fresh cases: 16 arrays of 64 int32 accumulators with multipliers ``m0``
-    in [2^30, 2^31) (a quarter of them 2^30, so that exact ties occur),
+    in [2^30, 2^31) (half of them 2^30, so that exact ties occur in
+    uint8 and int8 cases, with odd and even zero points),
     shifts 1–16, odd and even zero points, uint8 and int8 outputs, values
     that saturate, and accumulators on which rounding twice (``acc·m0/2^31``
     first, then the shift) gives a different answer. Reference: exact
@@ -273,21 +298,27 @@ def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray])
     npukit.teach.core.CheckFailed: requantize: wrong value ...
     """
     cases = _requantize_cases(_fresh("requantize", 6102))
+    forms = list(_ZP_FORMS)
     for acc, m0, shift, zp, dtype in cases:
         got = _values("requantize", _call("requantize", fn, acc, m0, shift, zp, dtype), acc.shape)
         lo, hi = _RANGES[dtype]
-        want = np.array([_exact_requantize(int(a), m0, shift, zp, lo, hi) for a in acc])
-        if not np.array_equal(got, want):
-            wrong = np.flatnonzero(got != want)
+        want = {f: np.array([_exact_requantize(int(a), m0, shift, zp, lo, hi, f) for a in acc]) for f in forms}
+        still = [f for f in forms if np.array_equal(got, want[f])]
+        if not still:
+            ref = want[forms[0]]
+            wrong = np.flatnonzero(got != ref)
             i = int(wrong[0])
             a = int(acc[i])
-            hint = _hint(lambda e: _requantize_mistakes(int(acc[e]), m0, shift, zp, dtype), got, wrong,
+            other = [f"{want[f][i]} ({_ZP_FORMS[f].split(',')[0]})" for f in forms[1:] if want[f][i] != ref[i]]
+            expected = f"{ref[i]}" + (f" ({_ZP_FORMS[forms[0]].split(',')[0]}) or {other[0]}" if other else "")
+            hint = _hint(lambda e: _requantize_mistakes(int(acc[e]), m0, shift, zp, dtype, forms), got, wrong,
                          "compute acc·m0 exactly (np.int64 or Python int: it needs up to 62 bits) and divide by "
                          "2**(31 + shift)")
             raise CheckFailed(f"requantize: wrong value for m0={m0}, shift={shift}, zero_point={zp}, dtype={dtype!r}: "
                               f"acc[{i}] = {a} (acc·M = {float(Fraction(a * m0, 2 ** (31 + shift))):.6f}): "
-                              f"expected {want[i]}, got {got[i]}. Hint: {hint}.")
-    print(f"✓ requantize: {len(cases)} fresh cases agree with exact rational arithmetic.")
+                              f"expected {expected}, got {got[i]}. Hint: {hint}.")
+        forms = still
+    print(f"✓ requantize: {len(cases)} fresh cases agree with exact rational arithmetic ({_ZP_FORMS[forms[0]]}).")
 
 
 # ---- exercise 2: per-channel scales ------------------------------------------------------------
@@ -296,9 +327,9 @@ def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray])
 def check_channel_scales(fn: Callable[[np.ndarray], np.ndarray]) -> None:
     """Check ``fn(w)`` returns symmetric int8 scales, one per output channel (axis 0).
 
-    ``scale[c] = max|w[c]| / 127``, and 1.0 for a channel that is all zeros
-    (any positive scale quantizes zeros exactly; a zero scale would divide
-    by zero). Fresh cases: 12 float32 weight tensors of 2–4 dimensions with
+    ``scale[c] = max|w[c]| / 127``; for a channel that is all zeros any
+    positive, finite scale passes (every positive scale quantizes zeros
+    exactly; a zero scale would divide by zero). Fresh cases: 12 float32 weight tensors of 2–4 dimensions with
     1–16 channels whose ranges differ by up to 10^4, channels whose largest
     magnitude is negative, square ones (axis 0 and 1 of the same length)
     and some with an all-zero channel. Reference: a loop over channels in
@@ -329,21 +360,26 @@ def check_channel_scales(fn: Callable[[np.ndarray], np.ndarray]) -> None:
         if not isinstance(got, np.ndarray) or got.shape != (len(w),):
             raise CheckFailed(f"channel scales: for w of shape {w.shape} return {len(w)} scales (one per output "
                               f"channel, axis 0), got {got.shape if isinstance(got, np.ndarray) else type(got).__name__}")
-        want = np.array([np.abs(w[c]).max() / 127 if np.abs(w[c]).max() > 0 else 1.0 for c in range(len(w))])
-        bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-5, atol=0))
+        amaxes = np.array([np.abs(w[c]).max() for c in range(len(w))])
+        with np.errstate(invalid="ignore"):
+            right = np.where(amaxes > 0, np.isclose(got, amaxes / 127, rtol=1e-5, atol=0),
+                             np.isfinite(got) & (got > 0))         # all zeros: any positive scale
+        bad = np.flatnonzero(~right)
         if len(bad):
             c = int(bad[0])
             amax = float(np.abs(w[c]).max())
             if amax == 0:
-                hint = "this channel is all zeros: return a positive scale such as 1.0"
-            elif np.isclose(got[c], float(w[c].max()) / 127, rtol=1e-5):
+                raise CheckFailed(f"channel scales: wrong scale for w of shape {w.shape}, channel {c}, which is all "
+                                  f"zeros: got {got[c]:.6g}. Hint: any positive scale quantizes zeros exactly "
+                                  "(1.0, say); zero would divide by zero.")
+            if np.isclose(got[c], float(w[c].max()) / 127, rtol=1e-5):
                 hint = "take the largest magnitude, np.abs(w[c]).max(): here the extreme weight is negative"
             elif np.isclose(got[c], float(np.abs(w).max()) / 127, rtol=1e-5):
                 hint = "that is one scale for the whole tensor; take each channel's own largest |w|"
             else:
                 hint = "take the largest |w| over every axis but 0, then divide by 127"
             raise CheckFailed(f"channel scales: wrong scale for w of shape {w.shape}, channel {c} "
-                              f"(max|w| = {amax:.6g}): expected {want[c]:.6g}, got {got[c]:.6g}. Hint: {hint}.")
+                              f"(max|w| = {amax:.6g}): expected {amax / 127:.6g}, got {got[c]:.6g}. Hint: {hint}.")
     print(f"✓ channel scales: {len(cases)} fresh cases agree with the reference.")
 
 
@@ -351,6 +387,10 @@ def check_channel_scales(fn: Callable[[np.ndarray], np.ndarray]) -> None:
 
 
 _DROP: dict[int, float] = {}
+
+#: The biased calibration set of lab 6's prediction: dim images (brightness 0.2–0.4) on any background.
+#: Chapter 6 measures other sets (night, bright white, dim on a light background), not this one.
+_PREDICTION_SET: dict[str, Any] = {"brightness": (0.2, 0.4)}
 
 
 def _sealed(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -375,7 +415,7 @@ def _sealed(fn: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def _measured_drop(n_images: int) -> float:
-    """The lab's experiment, run by the checker: INT8 accuracy with representative minus night calibration."""
+    """The lab's experiment, run by the checker: INT8 accuracy with representative minus dim calibration."""
     if n_images not in _DROP:
         import openvino as ov
 
@@ -387,7 +427,7 @@ def _measured_drop(n_images: int) -> float:
         folded = rewrites.fold_batchnorm(CameraNet.pretrained().to_onnx())
         images, truth = shapes_dataset(n_images, seed=HELDOUT_SEED)
         core, acc = ov.Core(), []
-        for kw in ({}, {"background": "dark", "brightness": (0.2, 0.4)}):
+        for kw in ({}, _PREDICTION_SET):
             qdq = ptq.to_qdq(folded, shapes_dataset(256, seed=7, **kw)[0], method="percentile", percentile=99.99)
             model = core.read_model(qdq.SerializeToString(), b"")
             model.reshape({"image": [n_images, 3, 32, 32]})
@@ -402,8 +442,9 @@ def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *,
     """Compare the learner's predicted accuracy drop ``fn()`` (a fraction) with the measured one.
 
     The experiment is lab 6's: CameraNet quantized with a percentile observer
-    on 256 representative or 256 night images, run by OpenVINO on
-    ``n_images`` held-out images. The checker runs it itself, so a
+    on 256 representative images or on 256 dim ones (``brightness=(0.2,
+    0.4)`` on any background, a set chapter 6 does not measure), run by
+    OpenVINO on ``n_images`` held-out images. The checker runs it itself, so a
     ``measured_drop`` that is not this run's measurement is refused too.
 
     Raises
@@ -423,6 +464,9 @@ def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *,
     """
     if not callable(fn):
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
+    _check.real(measured_drop, "measured_drop")
+    n_images = _check.integer(n_images, "n_images", minimum=1, maximum=100_000)  # the experiment runs again on them
+    tolerance = _check.positive(tolerance, "tolerance")
     p = learner_call("prediction", _sealed(fn), forbid=_forbidden())
     if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
         raise CheckFailed(f"prediction: return a number (a fraction such as 0.1), got {p!r}")
@@ -434,10 +478,10 @@ def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *,
         raise CheckFailed(f"prediction: measured_drop = {float(measured_drop):.4f} is not what this experiment "
                           "measures; re-run the measurement cell as it is")
     if abs(p - m) > tolerance:
-        why = ("the drop is larger than you expected: the night set's input range ends well below the brightest "
-               "held-out pixels, and everything above it is clipped at the very first layer" if m > p else
-               "the drop is smaller than you expected: a range that is too wide only coarsens the step; "
-               "only a range that is too narrow clips")
+        why = ("the drop is larger than you expected: the dim set's input range ends well below the brightest "
+               "held-out pixels, and every pixel above it is clipped at the very first layer" if m > p else
+               "the drop is smaller than you expected: what costs accuracy is how much of the real data the "
+               "calibrated range clips, and by how much; compare this set's share with the night set's in chapter 6")
         raise CheckFailed(f"prediction: you predicted a drop of {100 * p:.1f} points; the run measured "
                           f"{100 * m:.1f}. {why}.")
     print(f"✓ prediction: you predicted a drop of {100 * p:.1f} points; the run measured {100 * m:.1f}.")

@@ -1,12 +1,14 @@
 """Bad inputs for npukit.contract."""
 
 import numpy as np
-from badinput import bad
+from badinput import bad, cyclic, dangling
 
-from npukit import contract
+from npukit import contract, graphs
 from npukit.models import CameraNet
 
 _model = CameraNet.pretrained().to_onnx()
+_chain = graphs.example_chain(2, 4, 8)
+_OPS = frozenset({"Conv"})
 
 CASES = [
     bad(contract.supported_ops, _model, 3, exc=TypeError, names="device"),
@@ -32,4 +34,76 @@ CASES = [
         names="per_channel"),
     bad(contract.ort_session, _model, "max", names="level"),
     bad(contract.ort_session, _model, threads=0, names="threads"),
+    # records validate when made (issue 24, class 1)
+    bad(contract.NPUProfile, "", frozenset({"Conv"}), names="name"),
+    bad(contract.NPUProfile, 3, frozenset({"Conv"}), exc=TypeError, names="name"),
+    bad(contract.NPUProfile, "x", "ConvRelu", exc=TypeError, names="ops"),
+    bad(contract.NPUProfile, "x", frozenset(), names="ops"),
+    bad(contract.NPUProfile, "x", frozenset({"conv"}), names="ops[0]"),
+    bad(contract.NPUProfile, "x", frozenset({3}), exc=TypeError, names="ops[0]"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank=-3, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank=4.5, exc=TypeError, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank=float("nan"), exc=TypeError, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank="4", exc=TypeError, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank=True, exc=TypeError, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, max_rank=10**12, names="max_rank"),
+    bad(contract.NPUProfile, "x", _OPS, conv_strides=(-1, 2), names="conv_strides[0]"),
+    bad(contract.NPUProfile, "x", _OPS, conv_strides=(1.5,), exc=TypeError, names="conv_strides[0]"),
+    bad(contract.NPUProfile, "x", _OPS, conv_strides="12", exc=TypeError, names="conv_strides"),
+    bad(contract.NPUProfile, "x", _OPS, conv_strides=(), names="conv_strides"),
+    bad(contract.NPUProfile, "x", _OPS, static_shapes=1, exc=TypeError, names="static_shapes"),
+    bad(contract.NPUProfile, "x", _OPS, static_shapes="False", exc=TypeError, names="static_shapes"),
+    bad(contract.NPUProfile, "x", _OPS, dtypes=frozenset({"int7"}), names="dtypes[0]"),
+    bad(contract.NPUProfile, "x", _OPS, dtypes=frozenset({"float"}), names="dtypes[0]"),
+    bad(contract.NPUProfile, "x", _OPS, dtypes="int8", exc=TypeError, names="dtypes"),
+    bad(contract.NPUProfile, "x", _OPS, max_tensors=1, names="max_tensors"),
+    bad(contract.NPUProfile, "x", _OPS, max_tensors=64.0, exc=TypeError, names="max_tensors"),
+    bad(contract.NPUProfile, "x", _OPS, sources=[], exc=TypeError, names="sources"),
+    bad(contract.NPUProfile, "x", _OPS, sources={"bogus": "a paper"}, names="sources key"),
+    bad(contract.NPUProfile, "x", _OPS, sources={"op": 3}, exc=TypeError, names="sources['op']"),
+    bad(contract.NPUProfile.from_dict, {"name": "x", "ops": "Conv"}, exc=TypeError, names="d['ops']"),
+    bad(contract.NPUProfile.from_dict, {"name": "x", "ops": ["Conv"], "dtypes": "int8"}, exc=TypeError,
+        names="d['dtypes']"),
+    bad(contract.ILLUSTRATIVE_NPU.without, "Bogus", names="ops[0]"),
+    bad(contract.Violation, "n", "Relu", "bogus", "d", names="rule"),
+    bad(contract.Violation, None, "Relu", "op", "d", exc=TypeError, names="node"),
+    bad(contract.Violation, "n", "Relu", "op", 3, exc=TypeError, names="detail"),
+    bad(contract.Partition, "abc", (), exc=TypeError, names="subgraphs"),
+    bad(contract.Partition, (("GPU", ("a",)),), (), names="subgraphs[0][0]"),
+    bad(contract.Partition, (("NPU", ()),), (), names="subgraphs[0][1]"),
+    bad(contract.Partition, (("NPU", ("a",)), ("CPU", ("b",))), (("t", 0, 0, 4),), names="crossings[0]"),
+    bad(contract.Partition, (("NPU", ("a",)), ("CPU", ("b",))), (("t", 0, 5, 4),), names="crossings[0][2]"),
+    bad(contract.Partition, (("NPU", ("a",)), ("CPU", ("b",))), (("t", 0, 1, -4),), names="crossings[0][3]"),
+    bad(contract.Partition, (("NPU", ("a",)), ("CPU", ("b",))), (("t", 0, 1),), names="crossings[0]"),
+    # graphs that cannot be walked (class 5, class 7)
+    bad(contract.check_contract, cyclic(_model), names="cycle"),
+    bad(contract.check_contract, dangling(_model), names="nowhere"),
+    bad(contract.partition, cyclic(_model), names="cycle"),
+    bad(contract.supported_ops, cyclic(_model), names="cycle"),
+    bad(contract.supported_ops, dangling(_model), names="nowhere"),
+    bad(contract.decompose_groupnorm, cyclic(contract.groupnorm_model()), names="cycle"),
+    bad(contract.split_model, cyclic(_model), ["block1.pw_relu"], names="cycle"),
+    bad(contract.ort_quantize_qdq, dangling(_model), np.zeros((2, 3, 32, 32), np.float32), names="nowhere"),
+    bad(contract.ort_session, cyclic(_model), names="cycle"),
+    # names and paths (class 5)
+    bad(contract.split_model, _model, ["block1.pw_relu", "block1.pw_relu"], names="cuts[1]"),
+    bad(contract.split_model, _model, ["block3.pw_relu", "block1.pw_relu"], names="cuts[1]"),
+    bad(contract.split_model, _model, ["logits"], names="cuts[0]"),
+    bad(contract.split_model, _chain, ["block1.conv"], names="cuts[0]"),
+    bad(contract.ort_quantize_qdq, _model, np.full((2, 3, 32, 32), np.nan, np.float32), names="calibration"),
+    bad(contract.ort_quantize_qdq, _model, np.zeros((0, 3, 32, 32), np.float32), names="calibration"),
+    bad(contract.ort_session, _model, save_optimized="/no/such/folder/opt.onnx", names="save_optimized"),
+    bad(contract.ort_session, _model, save_optimized=0, exc=TypeError, names="save_optimized"),
+    bad(contract.ort_session, _model, threads=10**12, names="threads"),
+    bad(contract.ort_session, _model, threads=True, exc=TypeError, names="threads"),
+    # obscure errors
+    bad(contract.supported_ops, _model, "cpu", names="device"),
+    bad(contract.supported_ops, _model, core="abc", exc=TypeError, names="core"),
+    # sizes (class 7)
+    bad(contract.host_alignment, 10**12, names="samples"),
+    bad(contract.host_alignment, 10, 10**12, names="samples × nbytes"),
+    bad(contract.groupnorm_model, 10**12, 1, names="channels"),
+    bad(contract.groupnorm_model, 16, 4, 10**6, names="size"),
+    bad(contract.groupnorm_model, 16, 4, seed=-1, names="seed"),
+    bad(contract.Partition, (), (("t", 0, 1, 4),), names="crossings"),
 ]

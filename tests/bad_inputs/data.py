@@ -37,4 +37,13 @@ CASES = [
     bad(D, 4, classes=[0, 1.5], exc=TypeError, names="classes[1]"),
     bad(D, 4, classes=[True], exc=TypeError, names="classes[0]"),
     bad(D, 4, classes=np.array([[0, 1]]), exc=TypeError, names="classes"),
+    # sizes that would exhaust memory (issue 24, class 7)
+    bad(D, 10**12, names="n and size"),
+    bad(D, 10, size=10**6, names="size"),
+    bad(data.heldout, 0, names="n"),
+    bad(data.heldout, data.HELDOUT_N + 1, names="n"),
+    bad(data.heldout, 2.5, exc=TypeError, names="n"),
+    bad(data.heldout, True, exc=TypeError, names="n"),
+    bad(data.heldout, 10, size=8, names="size"),
+    bad(data.heldout, 10, size="32", exc=TypeError, names="size"),
 ]

@@ -1,14 +1,17 @@
 """Bad inputs for npukit.deploy."""
 
 import numpy as np
-from badinput import bad
+from badinput import bad, cyclic, dangling
 
-from npukit import deploy
+from npukit import deploy, tally
+from npukit.graphs import MachineSpec
 from npukit.models import CameraNet
 
 _model = CameraNet.pretrained().to_onnx()
 _compiled = deploy.compile(_model)
 _x = np.zeros((1, 3, 32, 32), np.float32)
+_profiled = deploy.compile(_model, profile=True)
+_machine = MachineSpec(1e11, 1e10, "toy", "assumed", "assumed")
 
 CASES = [
     bad(deploy.choose_device, "NPU", exc=TypeError, names="preferred"),
@@ -42,4 +45,65 @@ CASES = [
     bad(deploy.AsyncPipeline.throughput, [], names="jobs"),
     bad(deploy.AsyncPipeline.throughput, [(0, 0, 0.0, 0.1, 0.2)], exc=TypeError, names="jobs[0]"),
     bad(deploy.numbers, None, exc=TypeError, names="ctx"),
+    # flags, names, paths, records (issue 24)
+    bad(deploy.choose_device, ("CPU",), quiet=1, exc=TypeError, names="quiet"),
+    bad(deploy.choose_device, ("CPU",), quiet="False", exc=TypeError, names="quiet"),
+    bad(deploy.choose_device, ("CPU",), core="abc", exc=TypeError, names="core"),
+    bad(deploy.compile, _model, core="abc", exc=TypeError, names="core"),
+    bad(deploy.compile, _model, core=0, exc=TypeError, names="core"),
+    bad(deploy.compile, _model, cache_dir=0, exc=TypeError, names="cache_dir"),
+    bad(deploy.compile, _model, cache_dir=b"x", exc=TypeError, names="cache_dir"),
+    bad(deploy.compile, _model, config={"BOGUS_KEY": 1}, names="BOGUS_KEY"),
+    bad(deploy.compile, _model, config={3: 1}, exc=TypeError, names="config"),
+    bad(deploy.compile, _model, config={"NUM_STREAMS": [1]}, exc=TypeError, names="config['NUM_STREAMS']"),
+    bad(deploy.compile, _model, "cpu", names="device"),
+    bad(deploy.compile, cyclic(_model), names="cycle"),
+    bad(deploy.compile, cyclic(_model).SerializeToString(), names="cycle"),
+    bad(deploy.compile, dangling(_model), names="nowhere"),
+    bad(deploy.compile, b"x", names="model"),
+    bad(deploy.executed_graph, _compiled, constants=1, exc=TypeError, names="constants"),
+    bad(deploy.executed_graph, _compiled, constants="False", exc=TypeError, names="constants"),
+    bad(deploy.executed_graph, _compiled, constants=None, exc=TypeError, names="constants"),
+    bad(deploy.profile_layers, _profiled, _x, runs=10**12, names="runs"),
+    bad(deploy.profile_layers, _profiled, _x, model="m.onnx", machine=_machine, exc=TypeError, names="model"),
+    bad(deploy.profile_layers, _profiled, _x, model=cyclic(_model), machine=_machine, names="cycle"),
+    bad(deploy.profile_layers, _profiled, _x, model=_model, machine=(1e9, 1e9), exc=TypeError, names="machine"),
+    bad(deploy.profile_layers, _profiled, _x, device_of={"stem.conv": 3}, exc=TypeError, names="device_of"),
+    bad(deploy.benchmark, _compiled, _x, runs=10**12, names="runs"),
+    bad(deploy.benchmark, _compiled, _x, warmup=10**12, names="warmup"),
+    bad(deploy.Benchmark(0.1, (0.1,)).percentile, True, exc=TypeError, names="q"),
+    bad(deploy.Benchmark(0.1, (0.1,)).percentile, None, exc=TypeError, names="q"),
+    bad(deploy.Benchmark(0.1, (0.1,)).percentile, float("nan"), names="q"),
+    bad(deploy.Benchmark(0.1, (0.1,)).percentile, "50", exc=TypeError, names="q"),
+    bad(deploy.Benchmark, -1.0, (0.1,), names="first"),
+    bad(deploy.Benchmark, 0.1, (), names="times"),
+    bad(deploy.Benchmark, 0.1, (float("nan"),), names="times[0]"),
+    bad(deploy.Benchmark, 0.1, 0.2, exc=TypeError, names="times"),
+    bad(deploy.AsyncPipeline, _compiled, 10**12, names="requests"),
+    bad(deploy.AsyncPipeline, _compiled, True, exc=TypeError, names="requests"),
+    bad(deploy.Job, 0, 0, 0.2, 0.1, 0.3, names="fill_start"),
+    bad(deploy.Job, -1, 0, 0.0, 0.1, 0.3, names="job"),
+    bad(deploy.Job, 0, 0, 0.0, 0.1, float("inf"), names="end"),
+    bad(deploy.DeviceChoice, "NPU", ("CPU",), {}, False, "m", names="available"),
+    bad(deploy.DeviceChoice, "CPU", ("CPU",), {}, 0, "m", exc=TypeError, names="fell_back"),
+    bad(deploy.DeviceChoice, "CPU", "CPU", {}, False, "m", exc=TypeError, names="available"),
+    bad(deploy.DeviceChoice, "CPU", ("CPU",), [], False, "m", exc=TypeError, names="names"),
+    bad(deploy.ExecutedOp, "n", "Reorder", "ref", "f32", "f32", "abcd", ("abcd",), (), (), (), 0,
+        names="input_precisions"),
+    bad(deploy.ExecutedOp, "n", "Reorder", "ref", "f32", "f32", "abcd", (), (), (), (), -1, names="order"),
+    bad(deploy.ExecutedOp, "n", "Reorder", "ref", "f32", "f32", "abcd", (), (), (), (), 0, on_constants=1,
+        exc=TypeError, names="on_constants"),
+    bad(deploy.ExecutedOp, "n", "Reorder", "ref", "f32", "f32", "abcd", "abcd", (), (), (), 0, exc=TypeError,
+        names="input_layouts"),
+    bad(deploy.LayerTime, "n", "Conv", "k", -1.0, 0.5, (), names="microseconds"),
+    bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 1.5, (), names="share"),
+    bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, "memory-bound", exc=TypeError, names="tags"),
+    bad(deploy.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
+    bad(deploy.benchmark_many, {"a": _compiled}, _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, [_compiled, _compiled], _x, exc=TypeError, names="compiled"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _model}, _x, exc=TypeError, names="compiled['b']"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x.astype(np.float64), names="float32"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, warmup=-1, names="warmup"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, runs=2, names="runs"),
+    bad(deploy.benchmark_many, {"a": _compiled, "b": _compiled}, _x, seed=-1, names="seed"),
 ]

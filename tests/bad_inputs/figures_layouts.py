@@ -55,4 +55,10 @@ CASES = [
     bad(F.memory_strip_figure, "NHWC", 4, 6, 2, 3, conversion=T, exc=TypeError, names="conversion"),
     bad(F.memory_strip_figure, "NHWC", 4, 6, 2, 3, row=0, names="row"),
     bad(F.memory_strip_figure, "NHWC", 4, 64, 4, 4, names="channels, height and width"),
+    # sizes refused before any array is made (issue 24, class 7)
+    bad(F.element_order_figure, 10**12, names="memory slots"),
+    bad(F.element_order_figure, 6, 10**12, names="memory slots"),
+    bad(F.element_order_figure, row=10**12, names="row"),
+    bad(F.memory_strip_figure, "NHWC", 4, 10**12, names="memory slots"),
+    bad(F.memory_strip_figure, "NHWC", 4, 6, 2, 10**12, names="memory slots"),
 ]

@@ -20,4 +20,10 @@ CASES = [
     bad(f.layers_figure, [], exc=TypeError, names="table"),
     bad(f.layers_slider_figure, [], [], names="figures"),
     bad(f.layers_slider_figure, [1], ["a"], exc=TypeError, names="table"),
+    # obscure errors and text fields (issue 24)
+    bad(f.aspect_figure, {"ws": 1}, exc=TypeError, names="sweeps['ws']"),
+    bad(f.aspect_figure, {"ws": [(1, 2)]}, names="sweeps['ws'][0]"),
+    bad(f.aspect_figure, {"ws": [(1, 2, 3)]}, title=0, exc=TypeError, names="title"),
+    bad(f.layers_slider_figure, None, ["a"], exc=TypeError, names="tables"),
+    bad(f.layers_slider_figure, 3, ["a"], exc=TypeError, names="tables"),
 ]

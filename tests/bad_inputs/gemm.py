@@ -3,7 +3,7 @@
 import numpy as np
 from badinput import bad
 
-from npukit import gemm
+from npukit import gemm, tally
 
 A = np.ones((4, 3), np.float32)
 B = np.ones((3, 5), np.float32)
@@ -94,4 +94,9 @@ CASES = [
       for v, e in ((-1, ValueError), (1.5, TypeError))],
     # numbers
     bad(gemm.numbers, "ctx", exc=TypeError, names="ctx"),
+    # one 3-D image is not a batch of 3 (issue 24, class 6)
+    bad(gemm.numbers, tally.Context(images=np.zeros((3, 32, 32), np.float32)), names="ctx.images"),
+    bad(gemm.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
+    bad(gemm.tiled_matmul, np.ones((1024, 1024), np.float32), np.ones((1024, 1024), np.float32), (1, 1, 1),
+        names="tile"),
 ]

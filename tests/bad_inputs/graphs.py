@@ -1,7 +1,7 @@
 """Bad inputs for npukit.graphs: one bad argument at a time, the others valid."""
 
 import numpy as np
-from badinput import bad
+from badinput import bad, cyclic, dangling
 
 from npukit import graphs
 
@@ -78,4 +78,15 @@ CASES = [
     bad(graphs.example_chain, residual=None, exc=TypeError, names="residual"),
     bad(graphs.example_chain, seed=-1, names="seed"),
     bad(graphs.example_chain, seed=0.5, exc=TypeError, names="seed"),
+    # records consistent across fields; degenerate inputs; sizes (issue 24)
+    bad(graphs.OpCount, "n", "Conv", 1, 2, 0, 1, 1, 99.0, (1,), names="intensity"),
+    bad(graphs.OpCount, "n", "Relu", 0, 4, 0, 0, 0, 1.0, (1,), names="intensity"),
+    bad(graphs.OpCount, "n", "Conv", 10, 2, 0, 1, 1, 1.0, (1,), names="flops"),
+    bad(graphs.totals, [], names="counts"),
+    bad(graphs.example_chain, 10**12, names="blocks"),
+    bad(graphs.example_chain, 1, 10**12, names="channels"),
+    bad(graphs.example_chain, 1, 2, 10**6, names="size"),
+    bad(graphs.op_counts, MODEL, itemsize=10**12, names="itemsize"),
+    bad(graphs.MachineSpec, 1e11, 1e10, "toy", "a", "b", threads=10**12, names="threads"),
+    bad(graphs.topological_order, dangling(MODEL), names="nowhere"),
 ]

@@ -159,4 +159,16 @@ CASES = [
     bad(L.numbers, None, exc=TypeError, names="ctx"),
     bad(L.numbers, [L.Conversion(*GOOD)], exc=TypeError, names="ctx"),
     bad(L.numbers, tally.Context(conversions=[{"chapter": 2}]), exc=TypeError, names="ctx.conversions[0]"),
+    # sizes, types, an empty measurement list (issue 24)
+    bad(L.to_blocked, X, 10**12, names="block"),
+    bad(L.from_blocked, B, 10**12, 16, names="block"),
+    bad(L.onednn_tag, "NCHW", 10**12, names="block"),
+    bad(L.im2col, X, 3, pad=10**12, names="pad"),
+    bad(L.measure_conversion, (1, 3, 8, 8), dtype=None, exc=TypeError, names="dtype"),
+    bad(L.measure_conversion, (10**4, 3, 10**4, 10**4), names="shape"),
+    bad(L.measure_conversion, (1, 3, 8, 8), repeat=10**12, names="repeat"),
+    bad(L.measure_conversion, (1, 3, 8, 8), warmup=10**12, names="warmup"),
+    bad(L.measure_conversion, (1, 3, 8, 8), rounds=10**12, names="rounds"),
+    bad(L.measure_conversion, (1, 3, 8, 8), "NCHW", "NCHW4096c", names="block size"),
+    bad(L.numbers, tally.Context(conversions=[]), names="ctx.conversions"),
 ]

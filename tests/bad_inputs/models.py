@@ -91,4 +91,10 @@ CASES = [
     bad(models.summary, NET, 1.5, exc=TypeError, names="batch"),
     bad(models.summary_table, None, exc=TypeError, names="net"),
     bad(models.summary_table, NET, batch=-2, names="batch"),
+    # sizes that would exhaust memory (issue 24, class 7)
+    bad(CameraNet, stem=10**12, names="stem"),
+    bad(CameraNet, num_classes=10**12, names="num_classes"),
+    bad(CameraNet, blocks=[(10**12, 1)], names="blocks[0] width"),
+    bad(CameraNet, blocks=[(8, 1)] * 65, names="blocks"),
+    bad(CameraNet, size=10**12, names="size"),
 ]

@@ -1,7 +1,7 @@
 """Bad inputs for npukit.ptq."""
 
 import numpy as np
-from badinput import bad
+from badinput import bad, cyclic, dangling
 
 from npukit import ptq, quant, rewrites
 from npukit.models import CameraNet
@@ -35,4 +35,21 @@ CASES = [
     bad(ptq.float_forward, "model.onnx", CAL, exc=TypeError, names="model"),
     bad(ptq.float_forward, FOLDED, np.zeros((2, 3, 32, 32)), exc=TypeError, names="images"),
     bad(ptq.float_forward, CameraNet.pretrained().to_onnx(), CAL, names="BatchNormalization"),
+    # issue 24: flags, sizes, graphs, shapes
+    bad(ptq.Observer, bins=2**40, names="bins"),
+    bad(ptq.Observer, bins=True, exc=TypeError, names="bins"),
+    bad(ptq.Observer, percentile=float("nan"), names="percentile"),
+    bad(ptq.Observer().update(np.float32([1.0])).qparams, symmetric=0, exc=TypeError, names="symmetric"),
+    bad(ptq.to_qdq, FOLDED, CAL, per_channel=1, exc=TypeError, names="per_channel"),
+    bad(ptq.to_qdq, FOLDED, CAL, per_channel="False", exc=TypeError, names="per_channel"),
+    bad(ptq.to_qdq, FOLDED, CAL, fixed={"image": quant.QParams(np.float32(1), np.int64(-5), "int8")},
+        names="fixed['image']"),
+    bad(ptq.to_qdq, cyclic(FOLDED), CAL, names="cycle"),
+    bad(ptq.calibrate, dangling(FOLDED), CAL, names="nowhere"),
+    bad(ptq.float_forward, cyclic(FOLDED), CAL, names="cycle"),
+    bad(ptq.float_forward, FOLDED, np.zeros((0, 3, 32, 32), np.float32), names="images"),
+    bad(ptq.float_forward, FOLDED, np.zeros((1, 16, 3, 32, 32), np.float32), names="images"),
+    bad(ptq.float_forward, FOLDED, np.zeros((2, 4, 32, 32), np.float32), names="images"),
+    bad(ptq.float_forward, FOLDED, np.zeros(3 * 32 * 32, np.float32), names="images"),
+    bad(ptq.calibrate, FOLDED, np.zeros((2, 3, 16, 16), np.float32), names="calibration_data"),
 ]

@@ -1,7 +1,7 @@
 """Bad inputs for npukit.rewrites: one bad argument at a time, the others valid."""
 
 import numpy as np
-from badinput import bad
+from badinput import bad, cyclic, dangling
 from onnx import TensorProto, helper
 
 from npukit import graphs, rewrites
@@ -102,4 +102,24 @@ CASES = [
     # numbers
     bad(rewrites.numbers, "ctx", exc=TypeError, names="ctx"),
     bad(rewrites.numbers, None, exc=TypeError, names="ctx"),
+    # records consistent across fields; graphs that cannot be walked (issue 24)
+    bad(rewrites.Fusion, ("conv",), ("Conv",), (), 0, names="nodes"),
+    bad(rewrites.Fusion, ("conv", "conv"), ("Conv", "Conv"), (), 0, names="nodes"),
+    bad(rewrites.Fusion, ("conv", "relu"), ("Conv", "Relu"), ("c", "c"), 0, names="removed"),
+    bad(rewrites.FusionResult, cyclic(MODEL), (), names="cycle"),
+    bad(rewrites.MemoryPlan, ("a",), (rewrites.Buffer("t", 64, 0, 0, 2),), 64, 64, 64, 64, names="buffers[0]"),
+    bad(rewrites.MemoryPlan, ("a", "a", "b"), (BUF,), 64, 64, 64, 64, names="order"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (BUF, BUF), 128, 128, 128, 64, names="buffers"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (rewrites.Buffer("t", 64, 32, 0, 2),), 96, 64, 64, 64,
+        names="alignment"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (BUF, rewrites.Buffer("u", 8, 0, 1, 2)), 64, 128, 72, 64,
+        names="share bytes"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (BUF,), 128, 64, 64, 64, names="peak_bytes"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (BUF,), 64, 32, 64, 64, names="naive_bytes"),
+    bad(rewrites.MemoryPlan, ("a", "b", "c"), (BUF,), 64, 64, 0, 64, names="lower_bound_bytes"),
+    bad(rewrites.run_reference, cyclic(MODEL), {"x": X}, names="cycle"),
+    bad(rewrites.run_reference, dangling(MODEL), {"x": X}, names="nowhere"),
+    bad(rewrites.fold_batchnorm, cyclic(MODEL), names="cycle"),
+    bad(rewrites.fuse_conv_add_relu, dangling(MODEL), names="nowhere"),
+    bad(rewrites.plan_memory, cyclic(MODEL), names="cycle"),
 ]

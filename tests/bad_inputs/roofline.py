@@ -1,6 +1,6 @@
 """Bad inputs for npukit.roofline: one bad argument at a time, the others valid (refused before measuring)."""
 
-from badinput import bad
+from badinput import bad, cyclic
 
 from npukit import graphs, roofline
 
@@ -44,4 +44,17 @@ CASES = [
     bad(roofline.kernel_counts, MODEL, {1: ["stem.conv"]}, exc=TypeError, names="kernels"),
     bad(roofline.kernel_counts, MODEL, {"a": ["stem.conv"], "b": ["stem.conv"]}, names="kernels"),
     bad(roofline.kernel_counts, MODEL, {"k": ["stem.conv"]}, itemsize=0, names="itemsize"),
+    # a float or a bool is not the "measure it" default; names and sizes (issue 24)
+    bad(roofline.copy_bytes, -1.0, available=2**30, exc=TypeError, names="llc"),
+    bad(roofline.copy_bytes, 2**25, available=-1.0, exc=TypeError, names="available"),
+    bad(roofline.kernel_counts, MODEL, {"k": ["stem.conv", "stem.rleu"]}, names="stem.relu"),
+    bad(roofline.kernel_counts, MODEL, {"k": ["block1.cnov"]}, names="kernels['k'][0]"),
+    bad(roofline.kernel_counts, cyclic(MODEL), {"k": ["stem.conv"]}, names="cycle"),
+    bad(roofline.stream_bandwidth, 2**40, names="nbytes"),
+    bad(roofline.stream_bandwidth, 2**20, threads=10**12, names="threads"),
+    bad(roofline.stream_bandwidth, 2**20, repeat=10**12, names="repeat"),
+    bad(roofline.stream_bandwidth, 2**20, warmup=10**12, names="warmup"),
+    bad(roofline.measure_machine, threads=10**12, names="threads"),
+    bad(roofline.measure_machine, repeat=10**12, names="repeat"),
+    bad(roofline.measure_machine, n=10**6, names="n"),
 ]

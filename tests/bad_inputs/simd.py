@@ -56,4 +56,12 @@ CASES = [
     bad(S.measure_layouts, [(1, 2, 4, 4)], repeat=0, names="repeat"),
     bad(S.measure_layouts, [(1, 2, 4, 4)], warmup=-1, names="warmup"),
     bad(S.measure_layouts, [(1, 2, 4, 4)], rounds=1.0, exc=TypeError, names="rounds"),
+    # complex or bool weights, sizes (issue 24)
+    bad(S.depthwise_conv, X, W.astype(np.complex64), exc=TypeError, names="w"),
+    bad(S.depthwise_conv, X, W.astype(bool), exc=TypeError, names="w"),
+    bad(S.depthwise_conv, X, W, pad=10**12, names="pad"),
+    bad(S.measure_layouts, [(1, 16, 8, 8)], repeat=10**12, names="repeat"),
+    bad(S.measure_layouts, [(1, 16, 8, 8)], warmup=10**12, names="warmup"),
+    bad(S.measure_layouts, [(1, 16, 8, 8)], rounds=10**12, names="rounds"),
+    bad(S.measure_layouts, [(1, 10**5, 10**4, 10**4)], names="shapes[0]"),
 ]

@@ -89,4 +89,24 @@ CASES = [
     bad(T.numbers, None, exc=TypeError, names="ctx"),
     bad(T.numbers, {"images": X}, exc=TypeError, names="ctx"),
     bad(T.numbers, tally.Context(images=np.zeros((3, 8, 8), np.float32)), names="ctx.images"),
+    # a record must be consistent across its fields (issue 24, class 1)
+    bad(T.TensorInfo, **info(c_contiguous=True, f_contiguous=False, strides=(4, 12)), names="c_contiguous"),
+    bad(T.TensorInfo, **info(strides=(16, 8)), names="c_contiguous"),
+    bad(T.TensorInfo, **info(f_contiguous=True), names="f_contiguous"),
+    bad(T.TensorInfo, **info(offset=-1), names="offset"),
+    bad(T.TensorInfo, **info(dtype="int7"), names="dtype"),
+    bad(T.TensorInfo, **info(dtype="FLOAT32"), names="dtype"),
+    bad(T.TensorInfo, **info(dtype="float64"), names="itemsize"),
+    bad(T.TensorInfo, **info(base="ndarray (12,) float32"), names="owns_data"),
+    bad(T.TensorInfo, **info(alignment=64), names="alignment"),
+    bad(T.TensorInfo, **info(writeable=1), exc=TypeError, names="writeable"),
+    # types silently converted, sizes that exhaust memory (classes 3, 7)
+    bad(T.aligned_empty, (2, 3), None, exc=TypeError, names="dtype"),
+    bad(T.aligned_empty, (10**6, 10**6), names="shape"),
+    bad(T.aligned_empty, (2, 3), alignment=2**40, names="alignment"),
+    bad(T.alignment_census, 1000, n=10**12, names="n"),
+    bad(T.alignment_census, 10**9, n=100, names="n × allocate"),
+    bad(T.alignment_census, 1000, n=True, exc=TypeError, names="n"),
+    # an empty batch (an IndexError before)
+    bad(T.numbers, tally.Context(images=np.zeros((0, 3, 8, 8), np.float32)), names="ctx.images"),
 ]

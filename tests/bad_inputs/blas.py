@@ -1,0 +1,25 @@
+"""Bad inputs for npukit.blas (issue 24: sizes that would hang, sequences given as None; refused before measuring)."""
+
+from badinput import bad
+
+from npukit import blas
+
+CASES = [
+    bad(blas.breakdown, sides=None, exc=TypeError, names="sides"),
+    bad(blas.breakdown, 64, (32, 16), names="sides"),
+    bad(blas.breakdown, 64, (16, 32), repeat=10**12, names="repeat"),
+    bad(blas.breakdown, 10**6, (16, 32), names="n"),
+    bad(blas.transposes, sides=None, exc=TypeError, names="sides"),
+    bad(blas.transposes, 64, (16, 8), names="sides"),
+    bad(blas.transposes, 64, (8, 16), repeat=10**12, names="repeat"),
+    bad(blas.transposes, 10**6, (8, 16), names="n"),
+    bad(blas.ladder, 64, python_n=10**12, names="python_n"),
+    bad(blas.ladder, 64, row_n=10**12, names="row_n"),
+    bad(blas.ladder, 10**6, names="n"),
+    bad(blas.ladder, 64, repeat=10**12, names="repeat"),
+    bad(blas.ladder, 64, warmup=10**12, names="warmup"),
+    bad(blas.ladder, 64, dtype=None, exc=TypeError, names="dtype"),
+    bad(blas.Breakdown, 64, None, None, None, exc=TypeError, names="sides"),
+    bad(blas.Transposes, 64, 4, 1e-3, 1e-3, None, (1e-3,), exc=TypeError, names="sides"),
+    bad(blas.Transposes, 64, 4, 1e-3, 1e-3, (16, 8), (1e-3, 1e-3), names="sides"),
+]

@@ -1,0 +1,21 @@
+"""Bad inputs for npukit.teach.quant: the checkers' own arguments (a learner's answer is graded, not refused)."""
+
+from badinput import bad
+
+from npukit.teach import quant as q
+
+
+def _predict():
+    return 0.1
+
+
+CASES = [
+    bad(q.check_quantize, 3, exc=TypeError, names="fn"),
+    bad(q.check_requantize, None, exc=TypeError, names="fn"),
+    bad(q.check_channel_scales, "fn", exc=TypeError, names="fn"),
+    bad(q.check_calibration_prediction, 3, 0.1, exc=TypeError, names="fn"),
+    bad(q.check_calibration_prediction, _predict, "0.1", exc=TypeError, names="measured_drop"),
+    bad(q.check_calibration_prediction, _predict, float("nan"), names="measured_drop"),
+    bad(q.check_calibration_prediction, _predict, 0.1, n_images=10**12, names="n_images"),
+    bad(q.check_calibration_prediction, _predict, 0.1, tolerance=0.0, names="tolerance"),
+]
