@@ -21,9 +21,13 @@ Conventions, stated once: a MAC is two operations (vendors' TOPS count that
 way); a run is batch 1, the input shape AI Hub measured (224×224 images; a
 64×64 latent for Stable Diffusion v1.5); a "float" run executes in FP16 on the
 NPU, so its tensors are 2 bytes per element, a ``w8a8`` run 1 byte, a
-``w8a16`` run 1-byte weights and 2-byte activations. Qualcomm quotes its NPU
-peaks in INT8 operations and publishes no FP16 peak, so a float run's
-fraction of peak is against the INT8 figure.
+``w8a16`` run 1-byte weights and 2-byte activations (``w8a16_mixed_int16``
+is ``w8a16`` with its most quantization-sensitive layers in 16 bits, counted
+as ``w8a16``: the bound stays a lower bound). Qualcomm quotes its NPU peaks in
+INT8 operations and publishes no FP16 peak, so a float run's fraction of peak
+is against the INT8 figure. A guided Stable Diffusion image encodes its
+prompt once; the empty prompt's encoding is the same for every image and is
+cached, as AI Hub's own application notes (:func:`pipeline_seconds`).
 
 See chapter 9, "Real NPUs, measured" (chapters/09_npus.md).
 """
@@ -37,14 +41,13 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from . import _check
+from . import _check, _tally
 
 if TYPE_CHECKING:
-    from . import tally
     from .graphs import MachineSpec
 
-__all__ = ["Measurement", "Table", "Device", "Work", "Bound", "Comparison", "DEVICES", "table", "element_bytes",
-           "work", "bound", "compare", "pipeline_seconds", "numbers"]
+__all__ = ["Measurement", "Table", "Device", "Work", "Bound", "Comparison", "DEVICES", "FUSED", "table",
+           "element_bytes", "work", "bound", "compare", "pipeline_seconds", "numbers"]
 
 _FILE = "qai_hub_models.json"
 
@@ -73,6 +76,20 @@ class Measurement:
     qairt: str | None
     onnxruntime: str | None
     job_id: str
+
+    def __post_init__(self) -> None:
+        _check.record(self, text=("model", "component", "precision", "device", "runtime", "primary_unit", "job_id"),
+                      counts=("npu_layers", "gpu_layers", "cpu_layers", "total_layers"))
+        object.__setattr__(self, "ms", _check.positive(self.ms, "ms"))
+        lo, hi = _check.sequence(self.memory_mb, "memory_mb", length=2)
+        if _check.integer(lo, "memory_mb[0]", minimum=0) > _check.integer(hi, "memory_mb[1]", minimum=0):
+            raise ValueError(f"memory_mb must be (min, max) with min <= max, got {self.memory_mb}")
+        object.__setattr__(self, "memory_mb", (lo, hi))
+        if self.npu_layers + self.gpu_layers + self.cpu_layers != self.total_layers or not self.total_layers:
+            raise ValueError(f"total_layers must be npu_layers + gpu_layers + cpu_layers > 0, got {self.npu_layers} "
+                             f"+ {self.gpu_layers} + {self.cpu_layers} against {self.total_layers}")
+        for f in ("qairt", "onnxruntime"):
+            _check.text(getattr(self, f), f, optional=True)
 
     @property
     def name(self) -> str:
@@ -256,7 +273,7 @@ class Device:
         --------
         >>> m = DEVICES["Snapdragon X Elite CRD"].machine()
         >>> m.peak_flops / 1e12, round(m.ridge)
-        (45.0, 330)
+        (45.0, 331)
         """
         from .graphs import MachineSpec
 
@@ -270,9 +287,11 @@ class Device:
 #: The devices of the table whose NPU peak or DRAM bandwidth the course could cite (chapter 9's table lists the
 #: sources). A device of the table that is not here has neither figure published in a source the course found.
 DEVICES: dict[str, Device] = {d.name: d for d in (
-    Device("Snapdragon X Elite CRD", "Snapdragon X Elite", 45.0, "INT8", 136.5,
-           ("mashdigi2023xelite", "mspoweruser2023xelite"),
-           "LPDDR5x-8533 on 8 × 16-bit channels: 8533 MT/s × 16 B = 136.5 GB/s"),
+    Device("Snapdragon X Elite CRD", "Snapdragon X Elite", 45.0, "INT8", 136.0,
+           ("mashdigi2023xelite", "notebookcheck2024xelite"),
+           "Qualcomm's launch figure: LPDDR5x on up to 8 channels, up to 136 GB/s; the shipping parts' LPDDR5x-8448 "
+           "on 8 × 16 bits gives 8448 MT/s × 16 B = 135.2 GB/s. The larger is used, so the bound stays a lower "
+           "bound"),
     Device("Snapdragon X2 Elite CRD", "Snapdragon X2 Elite", 80.0, "INT8 (assumed)", 228.0,
            ("notebookcheck2025x2npu", "tweaktown2025x2sip"),
            "the X2 Elite Extreme reaches 228 GB/s, the other X2 Elite parts 152 GB/s; AI Hub does not say which "
@@ -282,9 +301,12 @@ DEVICES: dict[str, Device] = {d.name: d for d in (
            "LPDDR5X at 10,600 MT/s on 64 bits = 84.8 GB/s. Qualcomm gives this phone chip's NPU speed-up, not a "
            "peak; the peak is the 77 TOPS Qualcomm quotes for the Dragonwing Q-8750, which AI Hub lists with the "
            "same SoC model number (69) and whose rows in the table are this phone's, number for number"),
-    Device("Snapdragon 7 Gen 4 QRD", "Snapdragon 7 Gen 4", 24.0, "INT8 (assumed)", None, ("mashdigi2026dragonwing",),
+    Device("Snapdragon 7 Gen 4 QRD", "Snapdragon 7 Gen 4", 24.0, "INT8 (assumed)", 67.2,
+           ("mashdigi2026dragonwing", "hothardware2025sd7gen4"),
            "the 24 TOPS Qualcomm quotes for the Dragonwing Q-7790, whose rows in the table are this reference "
-           "design's; no DRAM bandwidth found"),
+           "design's. LPDDR5X-4200: Qualcomm gives the memory clock, so 8400 MT/s; on a 64-bit bus (assumed, as "
+           "on the 8 Elite; not published) 67.2 GB/s. A narrower bus would have less bandwidth, so the bound "
+           "stays a lower bound"),
 )}
 
 
@@ -302,7 +324,7 @@ def _device(device: Any) -> Device:
 
 
 #: precision → (bytes per weight, bytes per activation) on the NPU.
-_BYTES = {"float": (2, 2), "w8a8": (1, 1), "w8a16": (1, 2), "w8a16_mixed_int16": (1, 2), "w8a8_mixed_int16": (1, 2)}
+_BYTES = {"float": (2, 2), "w8a8": (1, 1), "w8a16": (1, 2), "w8a16_mixed_int16": (1, 2)}
 
 
 def element_bytes(precision: str) -> tuple[int, int]:
@@ -310,8 +332,11 @@ def element_bytes(precision: str) -> tuple[int, int]:
 
     ``"float"`` runs in FP16 on the NPU (AI Hub: float models "run in fp32 or
     fp16 (depending on compute unit)", and its NPUs take FP16): 2 and 2;
-    ``"w8a8"``: 1 and 1; ``"w8a16"`` (and the mixed ``w8a16_mixed_int16``, whose
-    activations are 16-bit): 1 and 2. See chapter 9, "Real NPUs, measured"
+    ``"w8a8"``: 1 and 1; ``"w8a16"``: 1 and 2, and the same for
+    ``w8a16_mixed_int16``, AI Hub's ``w8a16`` with its most
+    quantization-sensitive layers (1 % of EfficientNet-B0's) in 16-bit weights
+    and activations: counting those few weights as 1 byte keeps the bound a
+    lower bound. See chapter 9, "Real NPUs, measured"
     (chapters/09_npus.md).
 
     Raises
@@ -335,9 +360,12 @@ class Work:
 
     ``weights`` are the parameter elements the nodes read (an embedding
     lookup reads only the rows it gathers); ``io`` the graph's input and
-    output elements; ``activations`` the elements every node reads and writes
-    when each runs on its own (chapter 3's per-node convention: no fusion, no
-    reuse between nodes).
+    output elements; ``activations`` the elements the nodes read and write
+    when each runs on its own (chapter 3's per-node convention, no reuse
+    between nodes) once the graph is rewritten as every compiler here does
+    at the least: BatchNormalization folded into the convolution before it
+    and ReLU or Clip fused into the node that produces their input
+    (:data:`FUSED`, chapter 3b).
     """
 
     name: str
@@ -347,6 +375,16 @@ class Work:
     io: int
     activations: int
     nodes: int
+
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name",), counts=("macs", "parameters", "weights", "io", "activations", "nodes"))
+        if not self.io or not self.nodes:
+            raise ValueError(f"io and nodes must be > 0 (a graph has an input and a node), got {self.io}, {self.nodes}")
+
+
+#: Nodes whose own traffic :attr:`Work.activations` leaves out: folded (BatchNormalization into the
+#: convolution before it) or fused (ReLU, Clip into their producer), so their input never goes to memory.
+FUSED = ("BatchNormalization", "Relu", "Clip")
 
 
 @functools.lru_cache(maxsize=None)
@@ -359,8 +397,9 @@ def _work(name: str) -> Work:
     shapes = tensor_shapes(model)
     io = sum(math.prod(shapes[v.name][0]) for v in list(model.graph.input) + list(model.graph.output))
     weights = sum(c.act_bytes_out if c.op_type == "Gather" else c.param_bytes for c in counts)
-    return Work(name, sum(c.macs for c in counts), archs.parameter_count(model), int(weights), int(io),
-                sum(c.act_bytes_in + c.act_bytes_out for c in counts), len(counts))
+    acts = sum(c.act_bytes_in + c.act_bytes_out for c in counts if c.op_type not in FUSED)
+    return Work(name, sum(c.macs for c in counts), archs.parameter_count(model), int(weights), int(io), int(acts),
+                len(counts))
 
 
 def work(name: str) -> Work:
@@ -408,9 +447,10 @@ class Bound:
     ``compute_s`` is ``2·MACs / peak`` and ``memory_s`` the compulsory bytes
     over the bandwidth (None where the device's figure is not published);
     ``seconds`` the larger known term; ``limit`` ``"compute"`` or
-    ``"memory"``. ``unfused_s`` is the memory time if every node's
-    activations went through DRAM (chapter 3's per-node bytes): an estimate,
-    not a bound.
+    ``"memory"``. ``spill_s`` is the memory time if every node's
+    activations also went through DRAM (:attr:`Work.activations`: chapter
+    3's per-node bytes, BatchNormalization folded and ReLU/Clip fused): an
+    estimate, not a bound.
     """
 
     name: str
@@ -418,9 +458,26 @@ class Bound:
     precision: str
     compute_s: float | None
     memory_s: float | None
-    unfused_s: float | None
+    spill_s: float | None
     seconds: float
     limit: str
+
+    def __post_init__(self) -> None:
+        _check.record(self, text=("name", "device", "precision"))
+        for f in ("compute_s", "memory_s", "spill_s"):
+            if getattr(self, f) is not None:
+                object.__setattr__(self, f, _check.positive(getattr(self, f), f))
+        terms = {k: v for k, v in (("compute", self.compute_s), ("memory", self.memory_s)) if v is not None}
+        if not terms:
+            raise ValueError("compute_s and memory_s must not both be None: a bound needs at least one roof")
+        if (self.spill_s is None) != (self.memory_s is None) or (self.spill_s or 0) < (self.memory_s or 0):
+            raise ValueError(f"spill_s must be given exactly with memory_s and be >= it, got {self.spill_s} and "
+                             f"{self.memory_s}")
+        _check.one_of(self.limit, "limit", tuple(terms))
+        object.__setattr__(self, "seconds", _check.positive(self.seconds, "seconds"))
+        if self.seconds != max(terms.values()) or terms[self.limit] != self.seconds:
+            raise ValueError(f"seconds and limit must be the larger roof, got {self.seconds} ({self.limit}) for "
+                             f"{terms}")
 
 
 def bound(name: str, device: str | Device, precision: str) -> Bound:
@@ -460,13 +517,13 @@ def bound(name: str, device: str | Device, precision: str) -> Bound:
     w, dev = work(name), _device(device)
     wb, ab = element_bytes(precision)
     compute = 2 * w.macs / (dev.peak_tops * 1e12) if dev.peak_tops is not None else None
-    memory = unfused = None
+    memory = spill = None
     if dev.bandwidth_gbs is not None:
         memory = (w.weights * wb + w.io * ab) / (dev.bandwidth_gbs * 1e9)
-        unfused = (w.weights * wb + w.activations * ab) / (dev.bandwidth_gbs * 1e9)
+        spill = (w.weights * wb + w.activations * ab) / (dev.bandwidth_gbs * 1e9)
     terms = {k: v for k, v in (("compute", compute), ("memory", memory)) if v is not None}
     limit = max(terms, key=terms.get)
-    return Bound(name, dev.name, precision, compute, memory, unfused, terms[limit], limit)
+    return Bound(name, dev.name, precision, compute, memory, spill, terms[limit], limit)
 
 
 @dataclass(frozen=True)
@@ -484,6 +541,18 @@ class Comparison:
     delivered_tops: float
     fraction: float | None
 
+    def __post_init__(self) -> None:
+        m, w, b = (_check.instance(getattr(self, f), f, cls) for f, cls in
+                   (("measurement", Measurement), ("work", Work), ("bound", Bound)))
+        if not m.name == w.name == b.name or (m.device, m.precision) != (b.device, b.precision):
+            raise ValueError(f"measurement, work and bound must be of one model, device and precision, got "
+                             f"{m.name}/{m.device}/{m.precision}, {w.name}, {b.name}/{b.device}/{b.precision}")
+        for f, want in (("ratio", m.ms / 1e3 / b.seconds), ("delivered_tops", 2 * w.macs / (m.ms / 1e3) / 1e12)):
+            if not math.isclose(_check.positive(getattr(self, f), f), want, rel_tol=1e-9):
+                raise ValueError(f"{f} must be {want:.6g} for this measurement, work and bound, got {getattr(self, f)}")
+        if self.fraction is not None:
+            _check.real(self.fraction, "fraction", minimum=0.0)
+
 
 def compare(m: Measurement) -> Comparison:
     """Set a published measurement beside the roofline bound of its model on its device.
@@ -493,9 +562,9 @@ def compare(m: Measurement) -> Comparison:
     Parameters
     ----------
     m : Measurement
-        A row of :func:`table` whose device is in :data:`DEVICES` (a device
-        whose rows are copies is compared with the cited figures of the
-        device it is listed as).
+        A row of :func:`table` whose device is in :data:`DEVICES`. A device
+        whose rows copy another's (:meth:`Table.copy_of`) is not: compare the
+        device it copies.
 
     Returns
     -------
@@ -504,7 +573,7 @@ def compare(m: Measurement) -> Comparison:
     Raises
     ------
     TypeError, ValueError
-        If ``m`` is not a Measurement or its device has no cited figure.
+        If ``m`` is not a Measurement, or its device is not in :data:`DEVICES`.
 
     Examples
     --------
@@ -523,14 +592,15 @@ def compare(m: Measurement) -> Comparison:
 def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime: str | None = None) -> float:
     """Seconds per 512×512 image of Stable Diffusion v1.5 on ``device``, from its components' published times.
 
-    One image runs the text encoder once per prompt (twice with classifier-free
-    guidance: the prompt and the empty prompt), the UNet once per denoising
-    step per prompt, and the VAE decoder once: ``(1+g)·t_text + (1+g)·steps·t_unet
-    + t_vae``. AI Hub's own pipeline defaults to 20 steps and a guidance scale
-    of 7.5 (so two UNet calls a step). Each component takes its fastest run
-    (or ``runtime``'s). The scheduler's arithmetic and the copies between
-    components are left out. See chapter 9, "Real NPUs, measured"
-    (chapters/09_npus.md).
+    One image runs the text encoder on its prompt, the UNet once per
+    denoising step (twice with classifier-free guidance: with the prompt and
+    with the empty prompt) and the VAE decoder once: ``t_text + (1+g)·steps·
+    t_unet + t_vae``. The empty prompt's encoding is the same for every image,
+    so it is computed once and cached (AI Hub's application says so); an
+    application that does not cache it adds one ``t_text`` per image. Each
+    component takes its fastest run (or ``runtime``'s). The scheduler's
+    arithmetic and the copies between components are left out. See chapter
+    9, "Real NPUs, measured" (chapters/09_npus.md).
 
     Parameters
     ----------
@@ -539,7 +609,7 @@ def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime:
     steps : int
         Denoising steps (>= 1).
     guidance : bool
-        Classifier-free guidance (two text encodings, two UNet calls a step).
+        Classifier-free guidance (two UNet calls a step).
     runtime : str, optional
         ``"qnn_context_binary"`` or ``"precompiled_qnn_onnx"``; default the fastest of each component.
 
@@ -550,7 +620,7 @@ def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime:
     Raises
     ------
     TypeError, ValueError
-        For a bad argument, or a device without all three components measured.
+        For a bad argument, or a device without all three components measured (the message lists those that have).
 
     Examples
     --------
@@ -561,26 +631,28 @@ def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime:
     steps = _check.integer(steps, "steps", minimum=1)
     g = 2 if _check.boolean(guidance, "guidance") else 1
     t = table()
-    times = {}
-    for part in ("text_encoder", "unet", "vae"):
-        runs = [m for m in t.select(name=f"stable_diffusion_v1_5/{part}", runtime=runtime) if m.device == device]
-        if not runs:
-            raise ValueError(f"device {device!r} has no published {part} time for Stable Diffusion v1.5"
-                             + (f" with runtime {runtime!r}" if runtime else ""))
-        times[part] = min(m.ms for m in runs) / 1e3
-    return g * times["text_encoder"] + g * steps * times["unet"] + times["vae"]
+    parts = {p: t.select(name=f"stable_diffusion_v1_5/{p}", runtime=runtime) for p in ("text_encoder", "unet", "vae")}
+    complete = sorted(set.intersection(*({m.device for m in runs} for runs in parts.values())))
+    if device not in complete:
+        raise ValueError(f"device must be one of {', '.join(complete)} (the devices with all three Stable Diffusion "
+                         f"components published{f' with runtime {runtime!r}' if runtime else ''}); got {device!r}")
+    times = {p: min(m.ms for m in runs if m.device == device) / 1e3 for p, runs in parts.items()}
+    return times["text_encoder"] + g * steps * times["unet"] + times["vae"]
 
 
 # ---- numbers so far -------------------------------------------------------------------------------
 
 
-def numbers(ctx: tally.Context) -> list[tally.Row]:
+def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     """Chapter 9's row of the "numbers so far" table: CameraNet's roofline bound on a real NPU.
 
-    Follows the contract of :mod:`npukit.tally`: CameraNet's MACs, its
-    trainable parameters in INT8 and one image in and its logits out, on the
-    Snapdragon X Elite's cited peak and bandwidth (:func:`bound`'s rule). See
-    chapter 9, "Real NPUs, measured" (chapters/09_npus.md).
+    Follows the contract of :mod:`npukit.tally`: CameraNet's MACs
+    (``models.summary``) and its INT8 compulsory bytes, in the book's one
+    convention for weight bytes (``ctx.weight_bytes["INT8"]``, the QDQ
+    graph's initializers, :func:`npukit.shared.weight_bytes`) plus one INT8
+    image in and its logits out, on the Snapdragon X Elite's cited peak and
+    bandwidth (:func:`bound`'s rule). See chapter 9, "Real NPUs, measured"
+    (chapters/09_npus.md).
 
     Raises
     ------
@@ -593,15 +665,17 @@ def numbers(ctx: tally.Context) -> list[tally.Row]:
     >>> [r.chapter for r in numbers(tally.Context())]
     [9]
     """
-    from . import tally
     from .models import summary
 
-    _check.instance(ctx, "ctx", tally.Context, "tally.Context")
+    _tally.inputs(ctx)
     rows = summary(ctx.net)
-    macs, params = sum(r["macs"] for r in rows), sum(r["params"] for r in rows)
-    io = math.prod(rows[0]["input"]) + math.prod(rows[-1]["output"])
+    macs, io = sum(r["macs"] for r in rows), math.prod(rows[0]["input"]) + math.prod(rows[-1]["output"])
+    nbytes = ctx.weight_bytes["INT8"] + io
     dev = DEVICES["Snapdragon X Elite CRD"]
-    compute, memory = 2 * macs / (dev.peak_tops * 1e12), (params + io) / (dev.bandwidth_gbs * 1e9)
-    return [tally.Row(9, "CameraNet's roofline bound on the Snapdragon X Elite NPU (INT8, weights read once)",
-                      f"{max(compute, memory) * 1e9:,.0f} ns ({'compute' if compute >= memory else 'memory'}-bound)",
-                      "npukit.npus.DEVICES (cited peak and bandwidth) and models.summary")]
+    compute, memory = 2 * macs / (dev.peak_tops * 1e12), nbytes / (dev.bandwidth_gbs * 1e9)
+    return [_tally.Row(9, "CameraNet's roofline bound on the Snapdragon X Elite NPU (INT8: weight bytes as "
+                          "deployed, read once, and one image in and out)",
+                       f"{max(compute, memory) * 1e9:,.0f} ns ({'compute' if compute >= memory else 'memory'}-bound, "
+                       f"{nbytes:,} B)",
+                       "npukit.npus.DEVICES (cited peak and bandwidth), models.summary, "
+                       "npukit.shared.weight_bytes")]
