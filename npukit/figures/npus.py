@@ -179,16 +179,22 @@ def fraction_figure(comparisons: Sequence[Comparison], *, title: str | None = No
     return fig
 
 
-def int8_figure(ratios: Mapping[str, Mapping[str, float]], *, band: tuple[float, float] = (0.6, 0.8),
-                title: str | None = None) -> go.Figure:
-    """INT8 latency ÷ float latency per model, one dot per device, with a claimed range as a band.
+def int8_figure(ratios: Mapping[str, Mapping[str, Mapping[str, float]]], *, band: tuple[float, float] = (0.6, 0.8),
+                labels: Mapping[str, str] | None = None, title: str | None = None) -> go.Figure:
+    """INT8 latency ÷ float latency per model within one runtime, one dot per device, a claimed range as a band.
+
+    One colour per runtime, its dots set side by side at each model; hovering
+    names the device. A ratio compares two runs of one runtime, so a change
+    of runtime is never counted as a change of precision.
 
     Parameters
     ----------
     ratios : mapping
-        ``{model: {device: w8a8 ms / float ms}}``.
+        ``{runtime: {model: {device: w8a8 ms / float ms}}}``.
     band : tuple of float
         The range of ratios a claim promises (default 0.6–0.8: "20–40 % lower").
+    labels : mapping, optional
+        ``{runtime: name shown}`` (default: the runtimes' keys).
     title : str, optional
 
     Returns
@@ -198,39 +204,55 @@ def int8_figure(ratios: Mapping[str, Mapping[str, float]], *, band: tuple[float,
     Raises
     ------
     TypeError, ValueError
-        If ``ratios`` is empty or not a mapping of mappings of positive numbers, or ``band`` is not two
-        increasing positive numbers.
+        If ``ratios`` is empty or not a mapping of mappings of mappings of positive numbers, ``labels`` not a
+        mapping of strings, or ``band`` not two increasing positive numbers.
 
     Examples
     --------
-    >>> fig = int8_figure({"resnet50": {"A": 0.4, "B": 0.5}})
+    >>> fig = int8_figure({"onnx": {"resnet50": {"A": 0.4}}, "tflite": {"resnet50": {"A": 0.3, "B": 0.5}}})
     >>> [(t.name, list(t.y)) for t in fig.data]
-    [('A', [0.4]), ('B', [0.5])]
+    [('onnx', [0.4]), ('tflite', [0.3, 0.5])]
     """
     import plotly.graph_objects as go
 
     if not isinstance(ratios, Mapping) or not ratios:
-        raise TypeError(f"ratios must be a non-empty mapping {{model: {{device: ratio}}}}, got {type(ratios).__name__}")
+        raise TypeError("ratios must be a non-empty mapping {runtime: {model: {device: ratio}}}, got "
+                        f"{type(ratios).__name__}")
     band = _check.sequence(band, "band", length=2)
     lo, hi = (_check.positive(v, f"band[{i}]") for i, v in enumerate(band))
     if lo >= hi:
         raise ValueError(f"band must be (low, high) with low < high, got {band}")
-    devices = sorted({d for m, per in ratios.items() for d in _check.instance(per, f"ratios[{m!r}]", Mapping,
-                                                                                "mapping {device: ratio}")})
+    labels = {} if labels is None else _check.instance(labels, "labels", Mapping, "mapping {runtime: name}")
+    models: list[str] = []
+    for rt, per in ratios.items():
+        for m, by_device in _check.instance(per, f"ratios[{rt!r}]", Mapping, "mapping {model: {device: ratio}}"
+                                            ).items():
+            _check.instance(by_device, f"ratios[{rt!r}][{m!r}]", Mapping, "mapping {device: ratio}")
+            if m not in models:
+                models.append(m)
     fig = go.Figure()
-    for i, d in enumerate(devices):
-        xs = [m for m in ratios if d in ratios[m]]
-        fig.add_trace(go.Scatter(x=xs, y=[_check.positive(ratios[m][d], f"ratios[{m!r}][{d!r}]") for m in xs],
-                                 mode="markers", name=d, marker=dict(size=10, color=viz.PALETTE[i % len(viz.PALETTE)],
-                                                                     symbol=_SYMBOLS[i % len(_SYMBOLS)]),
-                                 hovertemplate="%{x}: INT8 takes %{y:.2f} of float's time<extra>%{fullData.name}"
-                                               "</extra>"))
+    width = 0.6 / len(ratios)
+    for i, (rt, per) in enumerate(ratios.items()):
+        xs, ys, devices = [], [], []
+        for m, by_device in per.items():
+            for d, r in by_device.items():
+                xs.append(models.index(m) + (i - (len(ratios) - 1) / 2) * width)
+                ys.append(_check.positive(r, f"ratios[{rt!r}][{m!r}][{d!r}]"))
+                devices.append(d)
+        name = _check.text(labels.get(rt, rt), f"labels[{rt!r}]")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=name, customdata=devices,
+                                 marker=dict(size=9, color=viz.PALETTE[i % len(viz.PALETTE)],
+                                             symbol=_SYMBOLS[i % len(_SYMBOLS)]),
+                                 hovertemplate="%{customdata}: INT8 takes %{y:.2f} of float's time"
+                                               "<extra>%{fullData.name}</extra>"))
     viz.style(fig, height=460, title=title)
     fig.add_hrect(y0=lo, y1=hi, fillcolor=viz.PALETTE[1], opacity=0.15, line_width=0,
                   annotation_text="the claim's range", annotation_position="top left")
     fig.add_hline(y=1, line=dict(color="#555", dash="dot"))
-    fig.update_layout(yaxis=dict(title="INT8 latency ÷ float latency", range=[0, 1.3]),
-                      xaxis=dict(title="model", tickangle=-20))
+    fig.update_layout(yaxis=dict(title="INT8 latency ÷ float latency, same runtime", range=[0, 1.3]),
+                      xaxis=dict(title="model", tickangle=-20, tickmode="array",
+                                 tickvals=list(range(len(models))), ticktext=models),
+                      legend=dict(title="runtime"))
     return fig
 
 
