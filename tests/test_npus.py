@@ -228,3 +228,12 @@ def test_copied_devices_are_compared_through_their_reference():
     assert t.copy_of(copy.device) == "Samsung Galaxy S25"
     with pytest.raises(ValueError, match="device must be a Device or one of"):
         npus.compare(copy)
+
+
+def test_the_banks_small_layers_question_holds():
+    """bank ch9-small-layers: on each bounded device MobileNet-v2's fastest INT8 run is several times its bound,
+    more than twice as many times as ResNet-50's."""
+    t = npus.table()
+    for d in npus.DEVICES:
+        mb, rn = (npus.compare(t.fastest(n, d, "w8a8")).ratio for n in ("mobilenet_v2", "resnet50"))
+        assert mb > 3 and mb > 2 * rn, (d, mb, rn)

@@ -167,8 +167,8 @@ QUESTIONS = [
         source="chapter 9, the published measurements"),
     choice(
         "ch9-small-layers", U, 4,
-        "MobileNet-v2's INT8 run takes many times its roofline bound on an NPU, while ResNet-50's comes much "
-        "closer to its own. What explains most of the gap?",
+        "On each of chapter 9's four devices, MobileNet-v2's fastest INT8 run takes several times its roofline "
+        "bound, and more than twice as many times as ResNet-50's takes its own. What explains most of the gap?",
         ("Costs the bound leaves out: a fixed cost per inference and per layer, many small and depthwise layers "
          "that keep a large matrix unit poorly used, activations that leave the chip.", "Right."),
         [("The NPU's bandwidth figure is wrong.", "A wrong bandwidth would move both models' bounds alike."),
