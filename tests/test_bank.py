@@ -498,7 +498,7 @@ def test_cli_writes_the_export(tmp_path, capsys):
     assert main(["counts"]) == 0 and "pre" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, option", [(["--units", "1,9"], "--units"), (["--units", ""], "--units"),
+@pytest.mark.parametrize("argv, option", [(["--units", "1,10"], "--units"), (["--units", ""], "--units"),
                                           (["--seed", "-2"], "--seed"), (["--seed", "1.5"], "--seed")])
 def test_cli_names_a_bad_option(tmp_path, capsys, argv, option):
     """A bad --units or --seed is a usage error naming the option (exit status 2), not a traceback."""

@@ -70,13 +70,13 @@ QUESTIONS = [
         "A model does {g} GMAC (10⁹ multiply-accumulates) and must move {mb} MB (10⁶ bytes) in INT8. The NPU is "
         "rated {p} INT8 TOPS and its DRAM gives {w} GB/s. What is the roofline's lower bound on one inference, in "
         "µs? (One decimal.)",
-        dict(g=4.1, mb=27.6, p=45, w=136),
+        dict(g=4.1, mb=27.6, p=45, w=136.0),
         _bound_us,
         lambda g, mb, p, w, answer: (f"Compute: 2·{g}·10⁹ / {p}·10¹² = {2 * g * 1e3 / p:.1f} µs. Memory: "
                                      f"{mb}·10⁶ / {w}·10⁹ = {mb * 1e3 / w:.1f} µs. The bound is the larger: "
                                      f"{answer:.1f} µs."),
         lambda rng: dict(g=round(float(rng.uniform(0.3, 8)), 2), mb=round(float(rng.uniform(3, 100)), 1),
-                         p=int(rng.choice([24, 45, 77, 80])), w=float(rng.choice([67.2, 84.8, 136, 228]))),
+                         p=int(rng.choice([24, 45, 77, 80])), w=float(rng.choice([67.2, 84.8, 136.0, 228.0]))),
         abs_tol=0.06,
         mistakes=[(lambda g, mb, p, w: max(g * 1e9 / (p * 1e12), mb * 1e6 / (w * 1e9)) * 1e6,
                    "A MAC is two operations (a multiply and an add): TOPS count operations."),
