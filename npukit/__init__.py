@@ -26,6 +26,8 @@ ptq              6. … post-training quantization: calibrate, write QDQ, run in
 deploy           7. Deploying to an NPU: devices, compiling, the executed graph, profiles, timing
 contract         7. … and what a device accepts (NPU contract, partitions, lowering, ONNX Runtime)
 capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
+npus             9. Real NPUs, measured: published latencies against the roofline bound
+archs            9. … the measured models' architectures as ONNX graphs, to count
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -51,11 +53,11 @@ __version__ = "0.1.0"
 #: of the "numbers so far" table (see :mod:`npukit.tally`). A new chapter
 #: registers its module here.
 CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites", 4: "gemm", 5: "accelerator",
-                             6: "ptq", 7: "deploy", 8: "capstone"}
+                             6: "ptq", 7: "deploy", 8: "capstone", 9: "npus"}
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
-               "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "figures",
-               "teach", "tally", "viz", "measure", "timing", "machine", "shared")
+               "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "npus",
+               "archs", "figures", "teach", "tally", "viz", "measure", "timing", "machine", "shared")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

@@ -53,7 +53,7 @@ MOVE_OPS = frozenset({"Transpose", "Concat", "Pad", "Slice", "Cast", "Split", "E
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Sum", "Mean", "PRelu",
     "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu",
-    "Softplus", "Abs", "Neg", "Sqrt", "Exp", "Log", "Erf", "Reciprocal", "Floor", "Ceil",
+    "Softplus", "Abs", "Neg", "Sqrt", "Exp", "Log", "Erf", "Reciprocal", "Floor", "Ceil", "Sin", "Cos",
 })
 #: Reductions over whole axes: 1 FLOP per *input* element.
 REDUCE_OPS = frozenset({"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"})

@@ -232,6 +232,22 @@ CASES: dict[str, list[tuple[str, str]]] = {
                                "threading.Thread(target=_write).start()\n\n"
                                "def {name}(macs_ratio):\n    return float(open('ratio.txt').read())\n"),
     ],
+    "ex9-compulsory-bytes": [("library", "from npukit import npus\n\ndef {name}(counts, io, precision):\n"
+                                         "    wb, ab = npus.element_bytes(precision)\n"
+                                         "    weights = sum(c.act_bytes_out if c.op_type == 'Gather' else c.param_bytes"
+                                         " for c in counts)\n    return weights * wb + io * ab\n")],
+    "ex9-roofline-seconds": [("the sum", "def {name}(macs, nbytes, peak_tops, bandwidth_gbs):\n"
+                                         "    return 2 * macs / (peak_tops * 1e12) + nbytes / (bandwidth_gbs * 1e9), "
+                                         "'compute'\n")],
+    "ex9-npu-prediction": [       # the review of lab 9: its forged submission, and the answer typed in
+        ("forged table, peak alone", "import dataclasses\nfrom npukit import npus\n_t = npus.table()\n"
+                                     "_t.measurements = tuple(dataclasses.replace(m, ms=0.2) if m.name == 'resnet50' "
+                                     "else m for m in _t.measurements)\n\ndef {name}(others, gmacs):\n"
+                                     "    return 1.0\n"),
+        ("back-computed from the answer", "def {name}(others, gmacs):\n    return 0.2156\n"),
+    ],
+    "ex9-seconds-per-image": [("one call a step", "def {name}(t_text, t_unet, t_vae, steps, guidance):\n"
+                                                  "    return t_text + steps * t_unet + t_vae\n")],
 }
 
 #: Predictions checked against this run's timing: the measurement engineer's (issue 19) tolerances decide

@@ -148,6 +148,24 @@ def _pipeline_fps(decode, infer, requests, frames=200):
     return 1000 * (frames // 2) / (done[-1] - done[frames // 2 - 1])
 
 
+def _matmul_counts(m, k, n):
+    w = numpy_helper.from_array(np.zeros((k, n), np.float32), "W")
+    node = helper.make_node("MatMul", ["x", "W"], ["y"])
+    return graphs.op_counts(_model([node], [_vi("x", (m, k))], [_vi("y", (m, n))], [w]))[0]
+
+
+def _sd_calls(te, u, v, steps, budget):
+    """A Stable Diffusion image call by call (text encoder, two UNet calls a guided step, decoder): the seconds
+    for ``steps``, and the most steps whose image fits in ``budget`` ms."""
+    def image_ms(n):
+        calls = [te] + [u, u] * n + [v]
+        return sum(calls)
+    fits = 0
+    while image_ms(fits + 1) <= budget and fits < 10**4:
+        fits += 1
+    return image_ms(steps) / 1e3, fits
+
+
 def _agreement(n, d):
     a = np.arange(n) % 8
     b = a.copy()
@@ -295,6 +313,13 @@ REFERENCES = {
                                                             accelerator.dram_bytes(accelerator.Layer("q", M=m, N=n, K=k)) / (gbs * 1e9)),
     "ch8-qdq-ratio": _qdq_ratio,
     "ch8-widen-macs": _widen,
+    "ch9-layer-bytes": lambda cin, cout, h: _conv_counts(cin, cout, h, 3, 1, 1, itemsize=1).bytes,
+    "ch9-w8a16-bytes": lambda cin, cout, h: (lambda c: c.param_bytes + 2 * (c.act_bytes_in + c.act_bytes_out))(
+        _conv_counts(cin, cout, h, 1, 1, 0, itemsize=1)),
+    "ch9-bound": lambda g, mb, p, w: 1e6 * 2 * g * 1e9 / _machine(p * 1e12, w * 1e9).attainable(2 * g * 1e9 / (mb * 1e6)),
+    "ch9-delivered": lambda m, k, n, us, p: 100 * _matmul_counts(m, k, n).flops / (us * 1e-6) / (p * 1e12),
+    "ch9-image-seconds": lambda te, u, v, n: _sd_calls(te, u, v, n, 10**9)[0],
+    "ch9-steps": lambda b, te, u, v: _sd_calls(te, u, v, 0, b)[1],
     "pre-slice-size": lambda shape: np.zeros(shape)[1:3, :, ::2].size,
     "pre-twos-complement": lambda bits: int(np.array([bits], np.uint8).view(np.int8)[0]),
     "pre-int8-min": lambda n: int(np.iinfo(f"int{n}").min) if n >= 8 else -(1 << (n - 1)),
@@ -473,7 +498,7 @@ def test_cli_writes_the_export(tmp_path, capsys):
     assert main(["counts"]) == 0 and "pre" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, option", [(["--units", "1,9"], "--units"), (["--units", ""], "--units"),
+@pytest.mark.parametrize("argv, option", [(["--units", "1,10"], "--units"), (["--units", ""], "--units"),
                                           (["--seed", "-2"], "--seed"), (["--seed", "1.5"], "--seed")])
 def test_cli_names_a_bad_option(tmp_path, capsys, argv, option):
     """A bad --units or --seed is a usage error naming the option (exit status 2), not a traceback."""

@@ -37,8 +37,8 @@ def _by_id(nb: dict) -> dict[str, dict]:
     return {c["metadata"]["nbgrader"]["grade_id"]: c for c in nb["cells"] if "nbgrader" in c["metadata"]}
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def _course(tmp_path_factory, lab: Path, assignment: str):
+    """A course directory with ``lab`` as ``source/<assignment>/``, and a function running nbgrader in it."""
     if not VENV or not (Path(VENV) / "bin" / "nbgrader").exists():
         pytest.skip("nbgrader is not installed: run `make nbgrader-check` (it installs nbgrader in .venv-nbgrader)")
     tmp = tmp_path_factory.mktemp("nbgrader")
@@ -48,8 +48,8 @@ def course(tmp_path_factory):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (npukit)", "language": "python"}))
     root = tmp / "course"
-    (root / "source" / "lab01").mkdir(parents=True)
-    shutil.copy(LAB, root / "source" / "lab01" / LAB.name)
+    (root / "source" / assignment).mkdir(parents=True)
+    shutil.copy(lab, root / "source" / assignment / lab.name)
     # Kernels talk over IPC sockets, not TCP ports: a port picked as free can be
     # taken by another process before the kernel binds it ("Address already in use").
     # The sockets need an absolute path: jupyter_client's default ("kernel-ipc") is
@@ -70,6 +70,11 @@ def course(tmp_path_factory):
         return done.stdout + done.stderr
 
     return root, nbgrader
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return _course(tmp_path_factory, LAB, "lab01")
 
 
 def test_generate_assignment_strips_the_solutions(course):
@@ -119,3 +124,39 @@ def test_autograde_scores_exactly(course):
     graded = json.loads((root / "autograded" / "bob" / "lab01" / LAB.name).read_text(encoding="utf-8"))
     outputs = json.dumps(_by_id(graded)["check1-aligned-empty"]["outputs"])
     assert "npukit.teach.core._same was replaced" in outputs
+
+
+# ---- lab 9 (issue 25): released, autograded full for its solutions and zero as handed out ----------------
+
+LAB9 = ROOT / "labs" / "09_npus.ipynb"
+
+
+@pytest.fixture(scope="module")
+def course9(tmp_path_factory):
+    return _course(tmp_path_factory, LAB9, "lab09")
+
+
+def test_lab9_round_trip_scores_full_and_zero(course9):
+    root, nbgrader = course9
+    nbgrader("generate_assignment", "lab09", "--force")
+    released = json.loads((root / "release" / "lab09" / LAB9.name).read_text(encoding="utf-8"))
+    assert "### BEGIN SOLUTION" not in json.dumps(released)
+    solutions = {gid: re.sub(r"(?m)^[ \t]*### (BEGIN|END) SOLUTION[^\n]*\n?", "", "".join(c["source"]))
+                 for gid, c in _by_id(json.loads(LAB9.read_text(encoding="utf-8"))).items()}
+    points = {gid: c["metadata"]["nbgrader"]["points"] for gid, c in _by_id(released).items()
+              if c["metadata"]["nbgrader"].get("grade")}
+    for student, solved in (("carol", True), ("dave", False)):
+        nb = copy.deepcopy(released)
+        if solved:
+            for gid, cell in _by_id(nb).items():
+                if cell["metadata"]["nbgrader"].get("solution"):
+                    cell["source"] = solutions[gid]
+        folder = root / "submitted" / student / "lab09"
+        folder.mkdir(parents=True)
+        (folder / LAB9.name).write_text(json.dumps(nb), encoding="utf-8")
+        nbgrader("db", "student", "add", student)
+    nbgrader("autograde", "lab09", "--force")
+    nbgrader("export", "--to", str(root / "grades.csv"))
+    rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
+    assert float(rows["carol"]["max_score"]) == sum(points.values()) == 7.0
+    assert float(rows["carol"]["score"]) == 7.0 and float(rows["dave"]["score"]) == 0.0

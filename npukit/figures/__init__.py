@@ -12,6 +12,7 @@ systolic       5. Systolic arrays
 quant          6. Quantization
 deploy         7. Deploying to an NPU
 capstone       8. The minimal closed loop
+npus           9. Real NPUs, measured
 ============== ==========================================
 
 Every function returns a ``plotly.graph_objects.Figure`` styled by
@@ -27,7 +28,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant", "deploy", "capstone")
+_SUBMODULES = ("cameranet", "tensors", "layouts", "graphs", "gemm", "systolic", "quant", "deploy", "capstone", "npus")
 
 __all__ = list(_SUBMODULES)
 

@@ -12,7 +12,7 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, roofline, student, systolic, tensors
+from . import capstone, core, deploy, gemm, graphs, layouts, npus, predict, quant, roofline, student, systolic, tensors
 from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
                        check_warm_latency)
 from .core import check
@@ -20,6 +20,7 @@ from .deploy import check_crossing_bytes, check_double_buffered, check_reorder, 
 from .gemm import check_best_tile, check_schedule_traffic, check_tiled_matmul, check_time_prediction
 from .graphs import check_attainable, check_conv_macs, check_fold_bn, check_live_peak
 from .layouts import check_from_blocked, check_im2col_view, check_stays_view, check_to_blocked
+from .npus import check_compulsory_bytes, check_npu_prediction, check_roofline_seconds, check_seconds_per_image
 from .predict import check_alignment_prediction, check_conversion_prediction
 from .quant import check_calibration_prediction, check_channel_scales, check_quantize, check_requantize
 from .roofline import check_relu_prediction
@@ -41,6 +42,7 @@ __all__ = [
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
     "roofline", "check_relu_prediction",
+    "npus", "check_compulsory_bytes", "check_roofline_seconds", "check_npu_prediction", "check_seconds_per_image",
 ]
 
 from . import grade, guard  # noqa: E402  (the grader; the watch and the seal, used by core)

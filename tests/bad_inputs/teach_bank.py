@@ -11,7 +11,7 @@ _OPTS = C.options
 _P = dict(Q.params)
 
 CASES = [
-    bad(bank.questions, "9", names="unit"),
+    bad(bank.questions, "10", names="unit"),
     bad(bank.questions, 1, names="unit"),
     bad(bank.get, "no-such-question", names="id"),
     bad(bank.get, 3, exc=TypeError, names="id"),
@@ -24,7 +24,7 @@ CASES = [
     bad(bank.to_gift, [Q], seed=True, exc=TypeError, names="seed"),
     bad(bank.to_gift, [Q], title="a/b", names="title"),
     bad(bank.to_gift, [Q], title=3, exc=TypeError, names="title"),
-    bad(bank.Question, "x", "9", 1, "choice", "t", names="unit"),
+    bad(bank.Question, "x", "10", 1, "choice", "t", names="unit"),
     bad(bank.Question, "x", "1", 9, "choice", "t", names="objective"),
     bad(bank.Question, "x", "1", 0, "choice", "t", names="objective"),
     bad(bank.Question, "x", "1", 1.0, "choice", "t", exc=TypeError, names="objective"),

@@ -22,21 +22,21 @@ Examples
 
 from __future__ import annotations
 
-from . import (cameranet, capstone, core, deploy, gemm, graphs, layouts, prerequisites, quant, rewrites,
+from . import (cameranet, capstone, core, deploy, gemm, graphs, layouts, npus, prerequisites, quant, rewrites,
                systolic, tensors)
 from .core import KINDS, UNITS, Instance, Mistake, Option, Question
 from .gift import to_gift
 
 #: Unit → the module holding its questions. A new chapter adds its module here.
 MODULES = {"0": cameranet, "1": tensors, "2": layouts, "3": graphs, "3b": rewrites, "4": gemm, "5": systolic,
-           "6": quant, "7": deploy, "8": capstone, "pre": prerequisites}
+           "6": quant, "7": deploy, "8": capstone, "9": npus, "pre": prerequisites}
 
 __all__ = ["KINDS", "UNITS", "MODULES", "Question", "Option", "Mistake", "Instance", "questions", "get", "counts",
            "to_gift"]
 
 
 def questions(unit: str | None = None) -> list[Question]:
-    """Every question of the bank in order, or those of one ``unit`` (``"0"`` … ``"8"``, ``"3b"``, ``"pre"``)."""
+    """Every question of the bank in order, or those of one ``unit`` (``"0"`` … ``"9"``, ``"3b"``, ``"pre"``)."""
     if unit is None:
         return [q for m in MODULES.values() for q in m.QUESTIONS]
     core._check.one_of(unit, "unit", tuple(MODULES))

@@ -93,6 +93,12 @@ UNITS: dict[str, tuple[str | None, str, tuple[str, ...]]] = {
         "benchmark FP32, BF16 and INT8 with warm-up",
         "explain a measured latency",
         "run the same loop for a variant of the model")),
+    "9": ("09_npus.md", "Real NPUs, measured", (
+        "read a published NPU measurement",
+        "count a published model's work",
+        "bound its latency on a device from the device's cited peak rate and DRAM bandwidth",
+        "explain where the bound under-predicts",
+        "test a claim about NPU speed")),
     "pre": (None, "Prerequisite diagnostic", (
         "NumPy indexing and shapes",
         "binary numbers and two's complement",
