@@ -48,10 +48,12 @@ __all__ = [
 def supported_ops(model: Any, device: str = "CPU", *, core: Any = None) -> dict[str, str]:
     """``Core.query_model``: each operation of the model the device can run, mapped to that device.
 
-    An operation absent from the result is one the device cannot run: on an
-    NPU the model then fails to compile (OpenVINO's NPU plugin has no
-    heterogeneous fallback), and under ``HETERO:GPU,CPU`` it would run on the
-    next device. The names are OpenVINO's, after it read the model: a node it
+    An operation absent from the result is one the device cannot run:
+    compiled for ``"NPU"`` alone the model then fails to compile (the plugin
+    does not hand the operation to another device), while under
+    ``HETERO:NPU,CPU`` it would run on the next device, which OpenVINO's NPU
+    page documents as "partially supported, for certain models" (its
+    feature table says "No"). The names are OpenVINO's, after it read the model: a node it
     decomposed on reading (an ONNX ``Gemm`` becomes MatMul and Add) appears
     under new names.
 

@@ -211,18 +211,26 @@ def warmup_figure(times: Mapping[str, Sequence[float]], *, title: str | None = N
     return viz.style(fig, height=380, title=title)
 
 
-def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> Any:
+def variants_figure(loops: Mapping[str, Loop], comparison: Any = None, *, title: str | None = None) -> Any:
     """Median latency against MACs for each variant and precision: does time follow the work?
+
+    With ``comparison`` (a :class:`npukit.measure.Comparison` whose names
+    are ``"<variant> <precision>"``, every variant timed in the same
+    interleaved rounds) each point is that comparison's median and its
+    whiskers the interquartile range of its rounds; otherwise each point is
+    the variant's own :attr:`Loop.latency` median, without whiskers.
 
     Parameters
     ----------
     loops : mapping of str to Loop
         Variant label → its :func:`npukit.capstone.closed_loop`.
+    comparison : npukit.measure.Comparison, optional
 
     Raises
     ------
     TypeError, ValueError
-        If ``loops`` is not a non-empty mapping of labels to Loops.
+        If ``loops`` is not a non-empty mapping of labels to Loops, or
+        ``comparison`` not a Comparison.
 
     Examples
     --------
@@ -236,6 +244,10 @@ def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> A
     """
     import plotly.graph_objects as go
 
+    from ..timing import Comparison
+
+    if comparison is not None:
+        _check.instance(comparison, "comparison", Comparison, "measure.Comparison")
     if not isinstance(loops, Mapping) or not loops:
         raise TypeError(f"loops must be a non-empty mapping of labels to capstone.Loop, got {type(loops).__name__}")
     for k, v in loops.items():
@@ -245,8 +257,17 @@ def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> A
     fig = go.Figure()
     precisions = [p for p in ("FP32", "BF16", "INT8") if any(p in lp.latency for lp in loops.values())]
     for i, p in enumerate(precisions):
-        ks = [k for k in order if p in loops[k].latency]
-        fig.add_trace(go.Scatter(x=[loops[k].macs for k in ks], y=[loops[k].latency[p].median * 1e6 for k in ks],
+        if comparison is not None:
+            ks = [k for k in order if f"{k} {p}" in comparison.names]
+            w = [comparison.whiskers(f"{k} {p}", scale=1e6) for k in ks]
+            y, error = [m for m, _, _ in w], dict(type="data", array=[h for _, _, h in w],
+                                                   arrayminus=[lo for _, lo, _ in w], thickness=1.2)
+        else:
+            ks = [k for k in order if p in loops[k].latency]
+            y, error = [loops[k].latency[p].median * 1e6 for k in ks], None
+        if not ks:
+            continue
+        fig.add_trace(go.Scatter(x=[loops[k].macs for k in ks], y=y, error_y=error,
                                  mode="lines+markers+text", name=p, text=ks if i == 0 else None,
                                  textposition="top center", line=dict(color=viz.PALETTE[i])))
     macs = [lp.macs for lp in loops.values()]

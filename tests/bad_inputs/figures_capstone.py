@@ -16,4 +16,5 @@ CASES = [
     bad(fig.warmup_figure, {"a": [1e-3, -1.0]}, names="times['a']"),
     bad(fig.variants_figure, {}, exc=TypeError, names="loops"),
     bad(fig.variants_figure, {"a": 1}, exc=TypeError, names="loops['a']"),
+    bad(fig.variants_figure, {"a": 1}, comparison={"a": [1.0]}, exc=TypeError, names="comparison"),
 ]
