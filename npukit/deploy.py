@@ -474,16 +474,18 @@ class LayerTime:
 
 @dataclasses.dataclass(frozen=True)
 class LayerProfile:
-    """A per-layer profile: each layer's times, and each run's whole inference timed from Python.
+    """A per-layer profile in rounds: each layer's mean time per round, and each round's whole inference.
 
-    ``rows`` are the executed layers, slowest first; ``wall`` holds, per run,
-    the seconds ``request.infer`` took with the counters on. A run's layers
-    add up to less than its wall time: the rest (starting the request,
-    handing the input and output over, scheduling) is in no layer.
+    ``rows`` are the executed layers, slowest first, each with its mean µs
+    in every round (:attr:`LayerTime.times`); ``wall`` holds each round's
+    mean seconds of ``request.infer`` timed from Python, with the counters
+    on. A round's layers add up to less than its wall time: the rest
+    (starting the request, handing the input and output over, scheduling)
+    is in no layer. Made by :func:`profile_many`.
     """
 
     rows: tuple  #: LayerTime per executed layer, slowest first
-    wall: tuple  #: seconds of each run's whole inference, in order
+    wall: tuple  #: seconds of one whole inference, mean of each round
 
     def __post_init__(self) -> None:
         rows = _check.sequence(self.rows, "rows", min_length=1)
@@ -496,7 +498,7 @@ class LayerProfile:
             raise ValueError(f"rows and wall must hold the same runs: every row needs {len(self.wall)} times")
 
     def sums(self, keep: Callable[[LayerTime], bool] | None = None) -> tuple[float, ...]:
-        """Seconds per run summed over the rows ``keep`` accepts (all rows by default)."""
+        """Seconds per round summed over the rows ``keep`` accepts (all rows by default)."""
         if keep is not None and not callable(keep):
             raise TypeError(f"keep must be a function of a LayerTime, or None, got {type(keep).__name__}")
         rows = [r for r in self.rows if keep is None or keep(r)]
@@ -504,45 +506,81 @@ class LayerProfile:
 
     @property
     def outside(self) -> tuple[float, ...]:
-        """Per run, the share of the wall time that no layer accounts for: ``1 - sum(layers) / wall``."""
+        """Per round, the share of the wall time that no layer accounts for: ``1 - sum(layers) / wall``.
+
+        A layer's time is counted in whole microseconds (:func:`profile_layers`),
+        so each layer's share is low by less than a microsecond per run:
+        :attr:`outside_at_least` takes that off.
+        """
         return tuple(1 - s / w for s, w in zip(self.sums(), self.wall))
 
+    @property
+    def outside_at_least(self) -> tuple[float, ...]:
+        """Per round, ``outside`` with a full microsecond added to every layer's time."""
+        n = len(self.rows)
+        return tuple(1 - (s + n * 1e-6) / w for s, w in zip(self.sums(), self.wall))
 
-def _runs(compiled: Mapping[str, Any], inputs: Any, runs: int, seed: int) -> tuple[dict, dict, dict]:
-    """Interleaved profiled runs: per model, µs per layer per run, layer (type, kernel), wall seconds per run."""
-    requests = {k: c.create_infer_request() for k, c in compiled.items()}
-    for r in requests.values():
-        r.infer(inputs)  # warm-up
-    times: dict[str, dict[str, list[float]]] = {k: {} for k in compiled}
-    meta: dict[str, dict[str, tuple]] = {k: {} for k in compiled}
-    wall: dict[str, list[float]] = {k: [] for k in compiled}
-    order = np.random.default_rng(seed)
-    names = list(compiled)
-    for i in range(runs):
-        for j in order.permutation(len(names)):
-            k = names[j]
-            t0 = time.perf_counter()
-            requests[k].infer(inputs)
-            wall[k].append(time.perf_counter() - t0)
-            this: dict[str, float] = {}
-            for p in requests[k].profiling_info:
-                if p.status.name == "EXECUTED":
-                    this[p.node_name] = this.get(p.node_name, 0.0) + p.real_time.total_seconds() * 1e6
-                    meta[k][p.node_name] = (p.node_type, p.exec_type)
-            for name in this.keys() - times[k].keys():
-                times[k][name] = [0.0] * i        # a layer first seen now: 0 µs in the earlier runs
-            for name, v in times[k].items():
-                v.append(this.get(name, 0.0))
-    for k, c in compiled.items():
-        if not times[k]:
-            raise RuntimeError(f"compiled[{k!r}]: {_devices(c)} reported no executed layer in PERF_COUNT's "
-                               "profiling info, so there is no per-layer time to show on this device")
-    return times, meta, wall
+
+def _device_list(compiled: Any) -> list[str]:
+    try:
+        return [str(d) for d in compiled.get_property("EXECUTION_DEVICES")]
+    except Exception:  # a fake, or a plugin that does not report it
+        return []
+
+
+def _running_mean(compiled: Any) -> bool:
+    """True for the CPU plugin, whose counters report each layer's mean over every inference since compiling."""
+    devices = _device_list(compiled)
+    return bool(devices) and all(d.strip("()").split(".")[0] == "CPU" for d in devices)
+
+
+def _readings(request: Any, meta: dict) -> dict[str, float]:
+    """µs per executed layer, as ``profiling_info`` reports them now (a layer listed twice: summed)."""
+    out: dict[str, float] = {}
+    for p in request.profiling_info:
+        if p.status.name == "EXECUTED":
+            out[p.node_name] = out.get(p.node_name, 0.0) + p.real_time.total_seconds() * 1e6
+            meta[p.node_name] = (p.node_type, p.exec_type)
+    return out
+
+
+def _block(compiled: Any, inputs: Any, runs: int, meta: dict) -> tuple[dict[str, float], float]:
+    """Per-layer mean µs over ``runs`` inferences of a freshly compiled model, and their mean wall seconds.
+
+    The CPU plugin's counters are means over every inference since the model
+    was compiled, in whole µs (``PerfCount`` in ``src/plugins/intel_cpu``):
+    after the first inference a layer's reading is its exact total, so the
+    mean of the ``runs`` that follow is ``((runs + 1) · last − first) / runs``,
+    low by less than a microsecond. Other plugins report each inference's
+    own times: then it is the median of the per-run readings.
+    """
+    request = compiled.create_infer_request()
+    request.infer(inputs)  # the first inference, by itself
+    first = _readings(request, meta)
+    cumulative = _running_mean(compiled)
+    per_run: dict[str, list[float]] = {}
+    walls = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        request.infer(inputs)
+        walls.append(time.perf_counter() - t0)
+        if not cumulative:
+            for name, us in _readings(request, meta).items():
+                per_run.setdefault(name, []).append(us)
+    if cumulative:
+        last = _readings(request, meta)
+        means = {k: max(0.0, ((runs + 1) * v - first.get(k, 0.0)) / runs) for k, v in last.items()}
+    else:
+        means = {k: statistics.median(v) for k, v in per_run.items()}
+    if not means and not first:
+        raise RuntimeError(f"compiled: {_devices(compiled)} reported no executed layer in PERF_COUNT's profiling info, "
+                           "so there is no per-layer time to show on this device")
+    return means, statistics.fmean(walls)
 
 
 def _profile(compiled: Any, times: dict, meta: dict, wall: list, model: Any, machine: Any,
              device_of: Mapping[str, str] | None) -> LayerProfile:
-    """One model's rows from its runs: median µs, share, tags (see :func:`profile_layers`)."""
+    """One model's rows from its rounds: median µs, share, tags (see :func:`profile_layers`)."""
     import warnings
 
     try:
@@ -612,6 +650,17 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
                    device_of: Mapping[str, str] | None = None) -> list[LayerTime]:
     """Per-layer times from ``PERF_COUNT``, each layer tagged with why it costs what it costs.
 
+    ``compiled`` must be freshly compiled with ``profile=True`` and not run
+    yet: the CPU plugin's counters hold, per layer, the mean over every
+    inference since the model was compiled, shared by all its requests, in
+    whole microseconds (``PerfCount`` in OpenVINO's ``src/plugins/intel_cpu``).
+    So the first inference, which pays the cold start, is run by itself and
+    read; the mean of the ``runs`` inferences after it follows from the
+    readings before and after them, low by less than a microsecond, and a
+    layer faster than a microsecond counts as 0. (The per-run times are not
+    available from the CPU plugin; other plugins report each inference's
+    own, and then each layer's time is the median of the runs.)
+
     Tags: ``layout conversion`` / ``precision conversion`` (a Reorder the
     runtime inserted), ``reference kernel`` (a slow generic implementation),
     ``fallback`` (``device_of`` says it ran off the NPU), and — given the ONNX
@@ -632,35 +681,42 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
     >>> compiled = compile(CameraNet.pretrained().to_onnx(), "CPU", profile=True)
     >>> rows = profile_layers(compiled, np.zeros((1, 3, 32, 32), np.float32), runs=2)
     >>> any("layout conversion" in r.tags for r in rows), len(rows[0].times)
-    (True, 2)
+    (True, 1)
     """
     runs = _profile_args(runs, model, machine, device_of)
     _profiled(compiled, "compiled")
     _check_inputs(compiled, inputs)
-    times, meta, wall = _runs({"_": compiled}, inputs, runs, 0)
-    return list(_profile(compiled, times["_"], meta["_"], wall["_"], model, machine, device_of).rows)
+    meta: dict = {}
+    means, wall = _block(compiled, inputs, runs, meta)
+    times = {k: [v] for k, v in means.items()}
+    return list(_profile(compiled, times, meta, [wall], model, machine, device_of).rows)
 
 
-def profile_many(compiled: Mapping[str, Any], inputs: Any, runs: int = 50, *,
-                 models: Mapping[str, Any] | None = None, machine: Any = None, seed: int = 0) -> dict[str, LayerProfile]:
-    """Profile several compiled models against each other, in interleaved runs.
+def profile_many(factories: Mapping[str, Callable[[], Any]], inputs: Any, runs: int = 40, *, rounds: int = 5,
+                 models: Mapping[str, Any] | None = None, machine: Any = None,
+                 seed: int = 0) -> dict[str, LayerProfile]:
+    """Profile several models against each other, in interleaved rounds, each round on a fresh compilation.
 
-    Like :func:`profile_layers` for each model, except that each of the
-    ``runs`` rounds runs every model once, in a shuffled order, so that
-    ``profile[name].rows[k].times[i]`` of every model come from the same
-    round ``i`` and per-round sums (:meth:`LayerProfile.sums`) can be
-    compared with ``measure.Comparison.from_times``. Each round also times
-    the whole inference from Python (:attr:`LayerProfile.wall`). ``models``
-    gives the ONNX model of each name for the roofline tags (with
-    ``machine``). See chapter 8, "The minimal closed loop"
-    (chapters/08_capstone.md).
+    ``factories[name]()`` compiles model ``name`` with ``profile=True``
+    (for example ``lambda: deploy.compile(m, profile=True)``). In each of
+    ``rounds`` rounds every model, in a shuffled order, is compiled afresh
+    and profiled as :func:`profile_layers` does (its first inference by
+    itself, then ``runs`` more), because the CPU plugin's counters are means
+    since compiling and cannot be reset. ``profile[name].rows[k].times[i]``
+    of every model then come from the same round ``i``, so per-round sums
+    (:meth:`LayerProfile.sums`) can be compared with
+    ``measure.Comparison.from_times``. Each round also times the whole
+    inferences from Python (:attr:`LayerProfile.wall`). ``models`` gives the
+    ONNX model of each name for the roofline tags (with ``machine``). See
+    chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
 
     Raises
     ------
     TypeError, ValueError
-        If ``compiled`` is not a mapping of at least one name to a model
-        compiled with ``profile=True``, the inputs do not fit one, ``models``
-        and ``machine`` do not come together, or a count is out of range.
+        If ``factories`` is not a mapping of at least one name to a function
+        that returns a model compiled with ``profile=True``, the inputs do
+        not fit one, ``models`` and ``machine`` do not come together, or a
+        count is out of range.
     RuntimeError
         If a device reports no executed layer.
 
@@ -668,27 +724,49 @@ def profile_many(compiled: Mapping[str, Any], inputs: Any, runs: int = 50, *,
     --------
     >>> from npukit.models import CameraNet
     >>> m = CameraNet.pretrained().to_onnx()
-    >>> p = profile_many({"f32": compile(m, profile=True), "bf16": compile(m, precision="bf16", profile=True)},
-    ...                  np.zeros((1, 3, 32, 32), np.float32), runs=3)
+    >>> p = profile_many({"f32": lambda: compile(m, profile=True),
+    ...                   "bf16": lambda: compile(m, precision="bf16", profile=True)},
+    ...                  np.zeros((1, 3, 32, 32), np.float32), runs=3, rounds=2)
     >>> sorted(p), len(p["f32"].wall), len(p["f32"].sums())
-    (['bf16', 'f32'], 3, 3)
+    (['bf16', 'f32'], 2, 2)
     """
-    if not isinstance(compiled, Mapping) or not compiled:
-        raise TypeError("compiled must be a mapping of names to openvino.CompiledModel objects compiled with "
-                        "profile=True")
-    if models is not None and (not isinstance(models, Mapping) or set(models) != set(compiled)):
-        raise TypeError("models must map every name of compiled to its onnx.ModelProto, or be None")
+    if not isinstance(factories, Mapping) or not factories:
+        raise TypeError("factories must be a mapping of names to functions that compile a model with profile=True")
+    for k, f in factories.items():
+        if not callable(f):
+            raise TypeError(f"factories[{k!r}] must be a function of no argument that returns a compiled model, "
+                            f"got {type(f).__name__}")
+    if models is not None and (not isinstance(models, Mapping) or set(models) != set(factories)):
+        raise TypeError("models must map every name of factories to its onnx.ModelProto, or be None")
     if (models is None) != (machine is None):
         raise ValueError("models and machine go together: pass both for the roofline tags, or neither")
-    for k, c in compiled.items():
-        _profile_args(runs, None if models is None else models[k], machine, None)
-        _profiled(c, f"compiled[{k!r}]")
-        _check_inputs(c, inputs)
-    runs = _check.integer(runs, "runs", minimum=1, maximum=10_000)
+    runs = _profile_args(runs, None, None, None)
+    rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1000)
     seed = _check.integer(seed, "seed", minimum=0)
-    times, meta, wall = _runs(compiled, inputs, runs, seed)
-    return {k: _profile(c, times[k], meta[k], wall[k], None if models is None else models[k], machine, None)
-            for k, c in compiled.items()}
+    for k in factories:
+        if models is not None:
+            _profile_args(runs, models[k], machine, None)
+    names = list(factories)
+    times: dict[str, dict[str, list[float]]] = {k: {} for k in names}
+    meta: dict[str, dict] = {k: {} for k in names}
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    last: dict[str, Any] = {}
+    order = np.random.default_rng(seed)
+    for i in range(rounds):
+        for j in order.permutation(len(names)):
+            k = names[j]
+            compiled = factories[k]()
+            _profiled(compiled, f"factories[{k!r}]()")
+            _check_inputs(compiled, inputs)
+            means, w = _block(compiled, inputs, runs, meta[k])
+            for name in means.keys() - times[k].keys():
+                times[k][name] = [0.0] * i        # a layer first seen now: 0 µs in the earlier rounds
+            for name, v in times[k].items():
+                v.append(means.get(name, 0.0))
+            wall[k].append(w)
+            last[k] = compiled
+    return {k: _profile(last[k], times[k], meta[k], wall[k], None if models is None else models[k], machine, None)
+            for k in names}
 
 
 #: Elementwise operators a runtime fuses into the convolution or matrix product before them.
