@@ -747,10 +747,11 @@ def profile_many(factories: Mapping[str, Callable[[], Any]], inputs: Any, runs: 
         if models is not None:
             _profile_args(runs, models[k], machine, None)
     names = list(factories)
-    times: dict[str, dict[str, list[float]]] = {k: {} for k in names}
+    times: dict[str, dict[Any, list[float]]] = {k: {} for k in names}
     meta: dict[str, dict] = {k: {} for k in names}
     wall: dict[str, list[float]] = {k: [] for k in names}
     last: dict[str, Any] = {}
+    named: dict[str, dict] = {k: {} for k in names}    # a layer's key → its name in the latest compilation
     order = np.random.default_rng(seed)
     for i in range(rounds):
         for j in order.permutation(len(names)):
@@ -758,15 +759,30 @@ def profile_many(factories: Mapping[str, Callable[[], Any]], inputs: Any, runs: 
             compiled = factories[k]()
             _profiled(compiled, f"factories[{k!r}]()")
             _check_inputs(compiled, inputs)
-            means, w = _block(compiled, inputs, runs, meta[k])
-            for name in means.keys() - times[k].keys():
-                times[k][name] = [0.0] * i        # a layer first seen now: 0 µs in the earlier rounds
-            for name, v in times[k].items():
-                v.append(means.get(name, 0.0))
+            found: dict = {}
+            means, w = _block(compiled, inputs, runs, found)
+            # OpenVINO generates some names anew in every compilation (Multiply_4300, then Multiply_4307 …):
+            # a layer is the same layer across rounds by its place in the executed graph, where there is one
+            try:
+                key = {op.name: (op.order, op.layer_type) for op in executed_graph(compiled)}
+            except RuntimeError:
+                key = {}
+            for name, us in means.items():
+                kk = key.get(name, name)
+                named[k][kk] = name
+                meta[k][name] = found[name]
+                if kk not in times[k]:
+                    times[k][kk] = [0.0] * i      # a layer first seen now: 0 µs in the earlier rounds
+                times[k][kk].append(us)
+            for v in times[k].values():
+                v.extend([0.0] * (i + 1 - len(v)))
             wall[k].append(w)
             last[k] = compiled
-    return {k: _profile(last[k], times[k], meta[k], wall[k], None if models is None else models[k], machine, None)
-            for k in names}
+    out = {}
+    for k in names:
+        by_name = {named[k][kk]: v for kk, v in times[k].items()}
+        out[k] = _profile(last[k], by_name, meta[k], wall[k], None if models is None else models[k], machine, None)
+    return out
 
 
 #: Elementwise operators a runtime fuses into the convolution or matrix product before them.
