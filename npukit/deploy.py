@@ -460,10 +460,12 @@ class LayerTime:
     share: float  #: fraction of the summed layer times
     tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",), ("overhead-bound",)
     roof_fraction: float | None = None  #: its roofline bound over its time (1: on the roof); None if not judged
-    times: tuple = ()  #: µs in each run, in order (aligned across models by :func:`profile_many`)
+    times: tuple = ()  #: µs in each round of :func:`profile_many` (rounds aligned across models)
+    original: tuple = ()  #: the model's layers fused into it (the executed graph's, where the device gives one)
 
     def __post_init__(self) -> None:
-        _check.record(self, text=("name", "layer_type", "kernel"), names=("tags",), seconds=("microseconds",))
+        _check.record(self, text=("name", "layer_type", "kernel"), names=("tags", "original"),
+                      seconds=("microseconds",))
         object.__setattr__(self, "share", _check.real(self.share, "share", minimum=0.0, maximum=1.0))
         if self.roof_fraction is not None:
             object.__setattr__(self, "roof_fraction", _check.real(self.roof_fraction, "roof_fraction", minimum=0.0))
@@ -611,7 +613,8 @@ def _profile(compiled: Any, times: dict, meta: dict, wall: list, model: Any, mac
             c = judged[0]
             fraction = max(c.flops / machine.peak_flops, c.bytes / machine.bandwidth) * 1e6 / us
             tags.append("overhead-bound" if fraction < OVERHEAD_FRACTION else f"{machine.bound(c.intensity)}-bound")
-        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags), fraction, tuple(times[name])))
+        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags), fraction, tuple(times[name]),
+                              tuple(originals)))
     return LayerProfile(tuple(rows), tuple(wall))
 
 
