@@ -198,6 +198,12 @@ def test_course_map_links_every_chapter_to_an_existing_page():
     assert all(f"fact {c}" in "".join(a.text or "" for a in f.layout.annotations) for c in range(9))
     lab = fig.course_map_figure(base="../chapters/")
     assert all("href='../chapters/" in a.text for a in lab.layout.annotations if a.text and "href" in a.text)
+    # from the student edition (labs/student/), outside the book: the sources, two levels up
+    student = fig.course_map_figure(base="../../chapters/", suffix=".md")
+    for a in student.layout.annotations:
+        if a.text and "href" in a.text:
+            target = re.search(r"href='([^']+)'", a.text).group(1)
+            assert (ROOT / "labs" / "student" / target).resolve().exists(), target
 
 
 def test_explain_and_variant_figures(loop):

@@ -36,10 +36,11 @@ STATIONS: tuple[tuple[int, str, str, str], ...] = (
 _POS = [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (4, 0), (3, 0), (2, 0), (1, 0)]
 
 
-def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "", title: str | None = None) -> Any:
+def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "", suffix: str = ".html",
+                      title: str | None = None) -> Any:
     """The course on one page: every chapter's idea as a station on CameraNet's path, linked to its chapter.
 
-    Each box names a chapter (a link to its page: ``base + page + ".html"``)
+    Each box names a chapter (a link to its page: ``base + page + suffix``)
     and its idea at that point of the path; ``facts`` adds a line per chapter,
     e.g. a number measured on this build. Hovering a box shows the idea.
 
@@ -48,7 +49,11 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
     facts : mapping of int to str, optional
         Chapter number → one short line shown in its box.
     base : str
-        Prefix of the links: ``""`` from a chapter page, ``"../chapters/"`` from a lab.
+        Prefix of the links: ``""`` from a chapter page, ``"../chapters/"`` from a lab in the book,
+        ``"../../chapters/"`` from the student edition in ``labs/student/``.
+    suffix : str
+        ``".html"`` for the built book's pages, ``".md"`` for the chapters' sources (what a notebook
+        outside the book can open).
     title : str, optional
 
     Returns
@@ -58,8 +63,8 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
     Raises
     ------
     TypeError, ValueError
-        If ``facts`` is not a mapping of chapter numbers 0–8 to strings, or
-        ``base`` is not a string.
+        If ``facts`` is not a mapping of chapter numbers 0–8 to strings,
+        ``base`` is not a string or ``suffix`` not one of the two.
 
     Examples
     --------
@@ -71,6 +76,7 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
 
     facts = _facts(facts)
     base = _check.text(base, "base")
+    suffix = _check.one_of(suffix, "suffix", (".html", ".md"))
     fig = go.Figure()
     w, h = 0.46, 0.36
     for (chapter, page, name, idea), (x, y) in zip(STATIONS, _POS):
@@ -79,7 +85,7 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
                       fillcolor=colour, opacity=0.16, layer="below")
         extra = f"<br><i>{_wrap(facts[chapter])}</i>" if chapter in facts else ""
         fig.add_annotation(x=x, y=y, showarrow=False, align="center", font=dict(size=10.5),
-                           text=(f"<b><a href='{base}{page}.html' target='_self'>{chapter} · {name}</a></b><br>"
+                           text=(f"<b><a href='{base}{page}{suffix}' target='_self'>{chapter} · {name}</a></b><br>"
                                  f"{_wrap(idea)}{extra}"))
     for (x0, y0), (x1, y1) in zip(_POS, _POS[1:]):
         if y0 == y1:
