@@ -105,7 +105,7 @@ def ladder(n: int, repeat: int) -> float:
 
 def breakdown(n: int) -> blas.Breakdown:
     """Print where tiled_matmul's time goes per tile side, with both thread settings, and the model."""
-    bd = blas.breakdown(n, SIDES, repeat=5)
+    bd = blas.breakdown(n, SIDES, rounds=5)
     for threads in ("all", "one"):
         t, parts, model = bd._pick(threads), bd.components(threads), bd.model(threads)
         print(f"\nBLAS with {'its threads as they are' if threads == 'all' else 'one thread'}: numpy.matmul "

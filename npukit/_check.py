@@ -187,6 +187,16 @@ def positive(x: Any, name: str) -> float:
     return x
 
 
+def round_times(x: Any, name: str) -> tuple[float, ...]:
+    """Return ``x`` as a tuple of finite times > 0 in seconds, one per interleaved round (empty allowed).
+
+    The per-round times a measured record keeps beside its medians
+    (:func:`npukit.measure.compare`'s rounds), so a page can pair two of
+    them round by round.
+    """
+    return tuple(positive(t, f"{name}[{i}]") for i, t in enumerate(sequence(x, name)))
+
+
 def labels(x: Any, name: str, *, classes: int, n: int | None = None) -> np.ndarray:
     """Return ``x`` if it is a 1-D integer array of class indices in [0, classes).
 

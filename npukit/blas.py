@@ -5,9 +5,12 @@ This module measures what the machine does with the same product: a ladder
 of GFLOP/s from Python loops to BLAS (:func:`ladder`), where the time of a
 tiled product goes, tile size by tile size, next to the model that predicts it
 (:func:`breakdown`), and what locality alone buys in a blocked against a naive
-transpose (:func:`transposes`). Every measurement warms up, repeats and keeps
-the least disturbed run; every number it gives is a time on this machine, so
-the chapter quotes it with the machine's name.
+transpose (:func:`transposes`). The ladder and the breakdown time all their
+parts in the same interleaved rounds (:func:`npukit.measure.compare`), keep
+every round and report medians, so any two parts can be compared round by
+round with a spread (:func:`rates`, :meth:`Breakdown.verdict`); the
+transposes keep the least disturbed of a few runs. Every number is a time on
+this machine, so the chapter quotes it with the machine's name.
 
 See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 """
@@ -15,25 +18,16 @@ See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from . import _check, measure
 from .gemm import _tile, tiled_matmul, traffic
 
-__all__ = ["Rung", "ladder", "Timings", "Breakdown", "breakdown", "Transposes", "transposes"]
-
-
-#: Environment variables that cap the threads of the common BLAS libraries.
-_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+__all__ = ["Rung", "ladder", "rates", "Timings", "Breakdown", "breakdown", "Transposes", "transposes"]
 
 
 def _positives(values: Any, name: str, *, default: list[int] | None = None) -> list[int]:
@@ -70,10 +64,13 @@ def _seconds(values: Any, name: str, *, zero: bool = False) -> tuple[float, ...]
 class Rung:
     """One measured way of computing ``A @ B`` at ``n×n×n`` (see :func:`ladder`).
 
-    ``seconds``: median time of one product; ``gflops = 2·n³/seconds/1e9``;
-    ``error``: largest difference from ``numpy.matmul``, relative to the
-    product's largest entry; ``ok``: within the dtype's tolerance. See
-    chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    ``seconds``: median time of one product over the interleaved rounds;
+    ``gflops = 2·n³/seconds/1e9``; ``times``: the time of each round (empty
+    for a record built from two numbers), in the same rounds as the other
+    rungs of its ladder; ``error``: largest difference from
+    ``numpy.matmul``, relative to the product's largest entry; ``ok``:
+    within the dtype's tolerance. :func:`rates` compares rungs round by
+    round. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
     """
 
     name: str
@@ -82,6 +79,7 @@ class Rung:
     gflops: float
     error: float
     ok: bool
+    times: tuple = ()  #: seconds per product, one per interleaved round
 
     def __post_init__(self) -> None:
         _check.text(self.name, "name")
@@ -93,6 +91,62 @@ class Rung:
         if self.error < 0:  # NaN passes: a product with NaN in it has no finite error
             raise ValueError(f"error must be >= 0 (or NaN), got {self.error!r}")
         _check.boolean(self.ok, "ok")
+        times = _check.round_times(self.times, "times")
+        if len(times) == 1:
+            raise ValueError("times must hold no rounds or at least 2")
+        if times and not np.isclose(self.seconds, np.median(times), rtol=1e-9, atol=0):
+            raise ValueError(f"seconds must be the median of times, {float(np.median(times))!r}; got {self.seconds!r}")
+        object.__setattr__(self, "times", times)
+
+    @property
+    def rounds(self) -> int:
+        """Interleaved rounds behind ``seconds`` (0 for a record built from two numbers)."""
+        return len(self.times)
+
+    @property
+    def flops(self) -> int:
+        """FLOPs of one product, ``2·n³``."""
+        return 2 * self.n**3
+
+    def spread(self) -> tuple[float, float] | None:
+        """First and third quartiles of the rung's GFLOP/s over its rounds (None without rounds)."""
+        if not self.times:
+            return None
+        q1, q3 = np.percentile(self.times, [25, 75])
+        return self.flops / q3 / 1e9, self.flops / q1 / 1e9
+
+
+def rates(rungs: Sequence[Rung]) -> Any:
+    """A ladder's rungs as a :class:`npukit.measure.Comparison` of **seconds per FLOP**, round by round.
+
+    Rungs run at different sizes, so their times are divided by their FLOPs:
+    ``rates(rungs).verdict(b.name, a.name)`` is ``b``'s time per FLOP over
+    ``a``'s in the same rounds (below 1: ``b`` computed faster), with its
+    bootstrap interval. Every rung must come from the same :func:`ladder`
+    call (the same rounds). See chapter 4, "GEMM and tiling"
+    (chapters/04_gemm.md).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``rungs`` is not a list or tuple of at least two :class:`Rung`
+        with per-round times of the same length.
+
+    Examples
+    --------
+    >>> a = Rung("a", 8, 2e-3, 2 * 8**3 / 2e-3 / 1e9, 0.0, True, (1e-3, 2e-3, 4e-3))
+    >>> b = Rung("b", 8, 1e-3, 2 * 8**3 / 1e-3 / 1e9, 0.0, True, (0.5e-3, 1e-3, 2e-3))
+    >>> rates([a, b]).verdict("b").ratio
+    0.5
+    """
+    from .timing import Comparison
+
+    rungs = _check.sequence(rungs, "rungs", min_length=2)
+    for i, r in enumerate(rungs):
+        _check.instance(r, f"rungs[{i}]", Rung)
+    if len({len(r.times) for r in rungs}) != 1 or not rungs[0].times:
+        raise ValueError("rungs must all have per-round times from the same ladder (the same number of rounds)")
+    return Comparison.from_times({r.name: [t / r.flops for t in r.times] for r in rungs})
 
 
 def _python_matmul(a: list, b: list) -> list:
@@ -119,27 +173,28 @@ def _row_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return C
 
 
-def _rung(name: str, n: int, fn: Callable[[], Any], want: np.ndarray, repeat: int, warmup: int) -> Rung:
-    """Check ``fn()`` against ``want`` (relative to the largest entry), then time it."""
+def _check_result(fn: Callable[[], Any], want: np.ndarray) -> tuple[float, bool]:
+    """``fn()`` against ``want``: the largest difference relative to the largest entry, and whether it is within tolerance."""
     got = np.asarray(fn(), dtype=want.dtype)
     err = float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
-    tol = 1e-4 if want.dtype == np.float32 else 1e-10
-    secs = measure.timeit(fn, repeat=repeat, warmup=warmup)
-    return Rung(name, n, secs, 2.0 * n**3 / secs / 1e9, err, bool(err <= tol))
+    return err, bool(err <= (1e-4 if want.dtype == np.float32 else 1e-10))
 
 
 def ladder(n: int = 1024, *, python_n: int = 48, row_n: int = 128, small_tile: Sequence[int] = (32, 32, 32),
-           good_tile: Sequence[int] = (256, 256, 256), dtype: Any = "float32", repeat: int = 5, warmup: int = 1,
+           good_tile: Sequence[int] = (256, 256, 256), dtype: Any = "float32", rounds: int = 9, warmup: int = 1,
            seed: int = 0) -> list[Rung]:
-    """Measure five ways of computing a square GEMM, slowest first.
+    """Measure five ways of computing a square GEMM, slowest first, in the same interleaved rounds.
 
     ``python`` (three Python loops over lists, at ``python_n``),
     ``row-vectorised`` (one NumPy vector update per ``(i, k)``, at
     ``row_n``), ``tiled, small tile`` and ``tiled, good tile``
     (:func:`npukit.gemm.tiled_matmul`, at ``n``) and ``numpy.matmul`` (BLAS,
-    at ``n``). Each result is checked against ``numpy.matmul`` and timed with
-    :func:`npukit.measure.timeit`; GFLOP/s (``2·n³/t``) makes sizes
-    comparable. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    at ``n``). Each result is checked against ``numpy.matmul``; then
+    :func:`npukit.measure.compare` times all five in ``rounds`` rounds in a
+    shuffled order, so a burst of load from other programs slows every
+    rung of that round alike. GFLOP/s (``2·n³/t``) makes sizes comparable;
+    :func:`rates` compares two rungs round by round. See chapter 4, "GEMM and
+    tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -149,14 +204,14 @@ def ladder(n: int = 1024, *, python_n: int = 48, row_n: int = 128, small_tile: S
         Tiles of the two tiled rungs.
     dtype : dtype-like
         ``"float32"`` or ``"float64"``.
-    repeat, warmup, seed : int
-        Timed repetitions (≥ 1; at most 3 for the slow rungs), warm-up calls
-        (≥ 0; at most 1 for the slow rungs), seed of the inputs (≥ 0).
+    rounds, warmup, seed : int
+        Interleaved rounds (≥ 3), untimed calls of each rung before them
+        (≥ 0), seed of the inputs and of the rounds' order (≥ 0).
 
     Returns
     -------
     list of Rung
-        In ladder order.
+        In ladder order, each with its per-round times.
 
     Raises
     ------
@@ -166,9 +221,9 @@ def ladder(n: int = 1024, *, python_n: int = 48, row_n: int = 128, small_tile: S
 
     Examples
     --------
-    >>> rungs = ladder(32, python_n=8, row_n=8, small_tile=(8, 8, 8), good_tile=(16, 16, 32), repeat=1, warmup=0)
-    >>> [r.name for r in rungs], all(r.ok for r in rungs)
-    (['python', 'row-vectorised', 'tiled, small tile', 'tiled, good tile', 'numpy.matmul'], True)
+    >>> rungs = ladder(32, python_n=8, row_n=8, small_tile=(8, 8, 8), good_tile=(16, 16, 32), rounds=3, warmup=0)
+    >>> [r.name for r in rungs], all(r.ok for r in rungs), len(rungs[0].times)
+    (['python', 'row-vectorised', 'tiled, small tile', 'tiled, good tile', 'numpy.matmul'], True, 3)
     """
     n, python_n, row_n = (_check.integer(v, k, minimum=1, maximum=top)  # python_n³ and row_n² Python steps
                           for v, k, top in ((n, "n", 8192), (python_n, "python_n", 256), (row_n, "row_n", 512)))
@@ -176,23 +231,29 @@ def ladder(n: int = 1024, *, python_n: int = 48, row_n: int = 128, small_tile: S
     dt = _check.dtype(dtype)
     if dt not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dt}")
-    repeat, warmup, rng = _timing(repeat, warmup, seed)
+    rounds = _check.integer(rounds, "rounds", minimum=3, maximum=1_000)
+    _, warmup, rng = _timing(1, warmup, seed)
 
     def inputs(size: int) -> tuple[np.ndarray, np.ndarray]:
         return rng.standard_normal((size, size)).astype(dt), rng.standard_normal((size, size)).astype(dt)
 
-    slow = dict(repeat=min(repeat, 3), warmup=min(warmup, 1))  # the two slow rungs
     A, B = inputs(python_n)
     a, b = A.tolist(), B.tolist()
-    rungs = [_rung("python", python_n, lambda: _python_matmul(a, b), A @ B, **slow)]
     A1, B1 = inputs(row_n)
-    rungs.append(_rung("row-vectorised", row_n, lambda: _row_matmul(A1, B1), A1 @ B1, **slow))
     A2, B2 = inputs(n)
     want = A2 @ B2
-    rungs.append(_rung("tiled, small tile", n, lambda: tiled_matmul(A2, B2, small_tile), want, repeat, warmup))
-    rungs.append(_rung("tiled, good tile", n, lambda: tiled_matmul(A2, B2, good_tile), want, repeat, warmup))
-    rungs.append(_rung("numpy.matmul", n, lambda: np.matmul(A2, B2), want, repeat, warmup))
-    return rungs
+    cases = {"python": (python_n, lambda: _python_matmul(a, b), A @ B),
+             "row-vectorised": (row_n, lambda: _row_matmul(A1, B1), A1 @ B1),
+             "tiled, small tile": (n, lambda: tiled_matmul(A2, B2, small_tile), want),
+             "tiled, good tile": (n, lambda: tiled_matmul(A2, B2, good_tile), want),
+             "numpy.matmul": (n, lambda: np.matmul(A2, B2), want)}
+    checked = {k: _check_result(fn, w) for k, (_, fn, w) in cases.items()}
+    c = measure.compare({k: fn for k, (_, fn, _) in cases.items()}, rounds=rounds, warmup=warmup, seed=seed)
+    out = []
+    for k, (size, _, _) in cases.items():
+        secs = c.median(k)
+        out.append(Rung(k, size, secs, 2.0 * size**3 / secs / 1e9, *checked[k], c.times[k]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -246,8 +307,12 @@ class Breakdown:
     sides: tuple[int, ...]
     all: Timings
     one: Timings
+    comparison: Any = None  #: the interleaved rounds behind the medians (a measure.Comparison), or None
+    rungs: tuple = ()  #: a GEMM ladder timed in the same rounds (``breakdown(..., ladder=...)``), or empty
 
     def __post_init__(self) -> None:
+        from .timing import Comparison
+
         _check.integer(self.n, "n", minimum=1)
         object.__setattr__(self, "sides", tuple(_positives(self.sides, "sides")))
         if any(b >= c for b, c in zip(self.sides, self.sides[1:])):
@@ -256,6 +321,60 @@ class Breakdown:
             t = _check.instance(getattr(self, field), field, Timings)
             if len(t.tiled) != len(self.sides):
                 raise ValueError(f"{field} must have one time per side ({len(self.sides)}), got {len(t.tiled)}")
+        if self.comparison is not None:
+            _check.instance(self.comparison, "comparison", Comparison, "measure.Comparison")
+            want = {f"{th} {part}" for th in ("all", "one") for part in ("numpy", *(f"{k} {b}" for b in self.sides
+                                                                                     for k in ("tiled", "kernel")))}
+            missing = sorted(want - set(self.comparison.names))
+            if missing:
+                raise ValueError(f"comparison must hold the rounds of every side's product and kernel on both "
+                                 f"thread settings; missing {', '.join(missing)}")
+        rungs = _check.sequence(self.rungs, "rungs")
+        for i, r in enumerate(rungs):
+            _check.instance(r, f"rungs[{i}]", Rung)
+            if self.comparison is None or len(r.times) != self.comparison.rounds:
+                raise ValueError(f"rungs[{i}] must have one time per round of comparison (the same rounds)")
+        object.__setattr__(self, "rungs", rungs)
+
+    def _rounds(self) -> Any:
+        if self.comparison is None:
+            raise ValueError("this Breakdown has no interleaved rounds (comparison is None): it cannot give a verdict")
+        return self.comparison
+
+    def verdict(self, side: int, threads: str = "all") -> Any:
+        """The tiled product with ``side``³ tiles against one ``numpy.matmul``, round by round, same threads.
+
+        A :class:`npukit.measure.Verdict` of tiled time over numpy's time; its
+        ``speedup`` is the tiled product's speed as a fraction of numpy's.
+        """
+        side = _check.one_of(side, "side", self.sides)
+        th = self._pick(threads).threads
+        return self._rounds().verdict(f"{th} tiled {side}", f"{th} numpy")
+
+    def thread_verdict(self, part: str = "numpy") -> Any:
+        """BLAS's threads as they are against one thread, round by round: ``"numpy"`` or ``"kernel <side>"``.
+
+        A :class:`npukit.measure.Verdict` of the all-threads time over the
+        one-thread time; its ``speedup`` is what the threads gained.
+        """
+        _check.text(part, "part")
+        c = self._rounds()
+        _check.one_of(f"all {part}", "part", tuple(k for k in c.names if k.startswith("all ")))
+        return c.verdict(f"all {part}", f"one {part}")
+
+    def measured(self, threads: str = "all") -> tuple[np.ndarray, np.ndarray | None]:
+        """Each side's tiled time in units of numpy's (same threads), and the rounds' quartiles of it.
+
+        With rounds, the value is the median of the per-round ratios (the
+        verdict's ratio) and the second array holds each side's first and
+        third quartile; without, ``tiled / numpy`` of the medians and None.
+        """
+        t = self._pick(threads)
+        if self.comparison is None:
+            return np.array(t.tiled) / t.numpy, None
+        ratios = [self.comparison.ratios(f"{t.threads} tiled {b}", f"{t.threads} numpy") for b in self.sides]
+        return (np.array([np.median(r) for r in ratios]),
+                np.array([np.percentile(r, [25, 75]) for r in ratios]))
 
     def _pick(self, threads: str) -> Timings:
         return self.all if _check.one_of(threads, "threads", ("all", "one")) == "all" else self.one
@@ -316,69 +435,77 @@ class Breakdown:
         return self.steps() * t.step + self.moved() / t.bandwidth + t.numpy
 
 
-def _measure_tiling(n: int, sides: Sequence[int], repeat: int, seed: int) -> dict:
-    """Every time :class:`Timings` holds, measured in this process (BLAS's threads as they are)."""
+def _tiling_calls(n: int, sides: Sequence[int], seed: int) -> tuple[dict, dict, tuple]:
+    """What :class:`Timings` holds, as functions to time: ``{name: fn}`` and ``{name: what one call counts}``.
+
+    Names are ``"numpy"``, ``"step"`` (one call is 16³ steps), ``"copy"``
+    (one call moves ``2·n²·4`` bytes) and, per side ``b``, ``"tiled b"``,
+    ``"python b"``, ``"calls b"``, ``"kernel b"`` and ``"accumulate b"``
+    (one call is one addition of a tile; the product makes ``passes`` of
+    them, the count returned for it); and the operands ``(A, B)``.
+    """
     rng = np.random.default_rng(seed)
     A, B = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
     C = np.empty((n, n), np.float32)
-    fastest = lambda f, **kw: _fastest(f, repeat, **kw)  # noqa: E731
     small = np.ones((16, 16), np.float32)
-    many = max(repeat, 9)  # the whole product is quick: more tries to catch a quiet moment
-    got: dict = {"numpy": _fastest(lambda: np.matmul(A, B, out=C), many),
-                 "step": fastest(lambda: tiled_matmul(small, small, (1, 1, 1))) / 16**3,
-                 "bandwidth": 2 * A.nbytes / fastest(lambda: np.copyto(C, A))}
-    for key in ("tiled", "python", "accumulate", "calls", "kernel"):
-        got[key] = []
+    fns: dict = {"numpy": lambda: np.matmul(A, B, out=C),
+                 "step": lambda: tiled_matmul(small, small, (1, 1, 1)),
+                 "copy": lambda: np.copyto(C, A)}
+    per: dict = {"step": 16**3, "copy": 2 * A.nbytes}
     for b in sides:
         cuts = [slice(s, s + b) for s in range(0, n, b)]
         steps = list(itertools.product(cuts, cuts, cuts))
         scratch = np.empty((min(b, n), min(b, n)), np.float32)
         pairs = [(A[i, p], B[p, j]) for i, j, p in steps]
 
-        def loop() -> None:  # tiled_matmul's loop, with the products taken out
+        def loop(steps: list = steps, scratch: np.ndarray = scratch) -> None:  # the loop, products taken out
             for i, j, p in steps:
                 c = C[i, j]
                 A[i, p], B[p, j], p.start == 0, scratch[: c.shape[0], : c.shape[1]]
 
-        def calls() -> None:
+        def calls(pairs: list = pairs, scratch: np.ndarray = scratch) -> None:
             for a, bb in pairs:
                 np.matmul(a, bb, out=scratch[: a.shape[0], : bb.shape[1]])
 
         c, (a0, b0) = C[:b, :b], pairs[0]
+        fns[f"tiled {b}"] = lambda b=b: tiled_matmul(A, B, (b, b, b))
+        fns[f"python {b}"], fns[f"calls {b}"] = loop, calls
+        fns[f"kernel {b}"] = lambda a0=a0, b0=b0, scratch=scratch: np.matmul(a0, b0, out=scratch)
         passes = len(cuts) ** 2 * (len(cuts) - 1)
-        got["tiled"].append(fastest(lambda: tiled_matmul(A, B, (b, b, b))))
-        got["python"].append(fastest(loop))
-        got["calls"].append(fastest(calls))
-        got["kernel"].append(_fastest(lambda: np.matmul(a0, b0, out=scratch), many, number=max(1, 2**22 // b**3)))
-        got["accumulate"].append(passes * fastest(lambda: np.add(c, scratch, out=c), number=20) if passes else 0.0)
-    return got
+        if passes:
+            fns[f"accumulate {b}"] = lambda c=c, scratch=scratch: np.add(c, scratch, out=c)
+            per[f"accumulate {b}"] = passes
+    return fns, per, (A, B)
 
 
-def _one_thread(n: int, sides: Sequence[int], repeat: int, seed: int) -> dict:
-    """:func:`_measure_tiling` in a fresh Python whose BLAS may use one thread only."""
-    env = dict(os.environ, **{v: "1" for v in _THREAD_VARS})
-    code = ("import json; from npukit import blas as g; "
-            f"print(json.dumps(g._measure_tiling({n}, {list(sides)}, {repeat}, {seed})))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
-    if done.returncode:
-        raise RuntimeError(f"the one-thread measurement failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+#: The parts of :func:`breakdown` that call BLAS, timed once per thread setting; the others (the Python loop,
+#: the additions, the copy) do not depend on BLAS's threads and are timed once for both.
+_BLAS_PARTS = ("numpy", "step", "tiled", "calls", "kernel")
 
 
-def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, repeat: int = 5,
-              seed: int = 0) -> Breakdown:
+def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, rounds: int = 5,
+              seed: int = 0, ladder: Mapping[str, int] | None = None) -> Breakdown:
     """Measure where the time of ``tiled_matmul`` on an ``n³`` float32 product goes, for cubic tiles.
 
-    For each side ``b`` it times, separately: the tiled product; its loop
-    with the products taken out (Python); its in-place additions alone
-    (accumulation: ``⌈n/b⌉ − 1`` passes over C); its BLAS calls alone, back
-    to back, on views of the same tiles; and, once, ``numpy.matmul`` on the
-    whole product and the per-element costs of entering NumPy, copying and
-    adding. Everything is measured twice: with BLAS's threads as they are
-    (``all``), and in a fresh Python process with BLAS held to one thread
-    (``one``); the difference shows what threads do for small calls. Each time
-    is the fastest of ``repeat`` runs after one warm-up, the least disturbed on
-    a shared machine. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    For each side ``b`` it times: the tiled product; its loop with the
+    products taken out (Python); one of its in-place additions (accumulation:
+    ``⌈n/b⌉²(⌈n/b⌉ − 1)`` of them); its BLAS calls alone, back to back, on
+    views of the same tiles; one tile-sized call on a tile that stays in
+    cache; and, once, ``numpy.matmul`` on the whole product, a step of the
+    loop with nothing to compute and a copy of an operand. The parts that
+    call BLAS are timed twice, with BLAS's threads as they are (``all``) and
+    held to one thread (``one``, with ``threadpoolctl``); the others do not
+    depend on BLAS's threads and serve both. Everything is timed by
+    :func:`npukit.measure.compare` in the same ``rounds`` interleaved rounds,
+    in a shuffled order, so a busy moment slows every part of that round
+    alike: :class:`Timings` holds the medians, and :meth:`Breakdown.verdict`
+    and :meth:`Breakdown.thread_verdict` compare two of them round by round.
+    With ``ladder``, the two slow rungs of :func:`ladder` join the same
+    rounds and :attr:`Breakdown.rungs` is a ladder whose three fast rungs
+    *are* the breakdown's measurements (its tiled products of sides
+    ``small`` and ``good`` and its ``numpy.matmul``, all threads), so a page
+    that shows both quotes each quantity once. See chapter 4, "GEMM and
+    tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -386,8 +513,12 @@ def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, 
         Matrix size (≥ 1).
     sides : sequence of int
         Tile sides ``b`` (tile ``(b, b, b)``), at least one, in increasing order.
-    repeat, seed : int
-        Timed repetitions (≥ 1) and the seed of the inputs (≥ 0).
+    rounds, seed : int
+        Interleaved rounds (≥ 3) and the seed of the inputs and the rounds' order (≥ 0).
+    ladder : mapping, optional
+        ``{"python_n": …, "row_n": …, "small": …, "good": …}``: the sizes of
+        the pure-Python and row-vectorised rungs (as for :func:`ladder`) and
+        the two tile sides, each one of ``sides``, of the tiled rungs.
 
     Returns
     -------
@@ -396,24 +527,81 @@ def breakdown(n: int = 1024, sides: Sequence[int] = (32, 64, 128, 256, 512), *, 
     Raises
     ------
     TypeError, ValueError
-        If ``n``, a side, ``repeat`` or ``seed`` is not an integer in range,
+        If ``n``, a side, ``rounds`` or ``seed`` is not an integer in range,
         or ``sides`` is empty or not increasing.
-    RuntimeError
-        If the one-thread process fails.
 
     Examples
     --------
-    >>> bd = breakdown(64, sides=(16, 32), repeat=1)
-    >>> list(bd.components("one")), bd.model("all").shape
-    (['arithmetic', 'small calls', 'threading', 'tile traffic', 'accumulation', 'Python loop', 'rest'], (2,))
+    >>> bd = breakdown(64, sides=(16, 32), rounds=3)
+    >>> list(bd.components("one")), bd.model("all").shape, bd.verdict(32).rounds
+    (['arithmetic', 'small calls', 'threading', 'tile traffic', 'accumulation', 'Python loop', 'rest'], (2,), 3)
     """
+    from threadpoolctl import ThreadpoolController
+
     n = _check.integer(n, "n", minimum=1, maximum=8192)
     sides = _positives(sides, "sides")
     if any(b >= c for b, c in zip(sides, sides[1:])):
         raise ValueError(f"sides must be increasing, got {sides}")
-    repeat, _, _ = _timing(repeat, 0, seed)
-    timings = {"all": _measure_tiling(n, sides, repeat, seed), "one": _one_thread(n, sides, repeat, seed)}
-    return Breakdown(n, tuple(sides), *(Timings(threads=k, **v) for k, v in timings.items()))
+    rounds = _check.integer(rounds, "rounds", minimum=3, maximum=1_000)
+    seed = _check.integer(seed, "seed", minimum=0)
+    if ladder is not None:
+        if not isinstance(ladder, Mapping) or set(ladder) != {"python_n", "row_n", "small", "good"}:
+            raise TypeError(f"ladder must be a mapping with the keys python_n, row_n, small and good, got {ladder!r}")
+        python_n = _check.integer(ladder["python_n"], "ladder['python_n']", minimum=1, maximum=256)
+        row_n = _check.integer(ladder["row_n"], "ladder['row_n']", minimum=1, maximum=512)
+        small, good = (_check.one_of(ladder[k], f"ladder[{k!r}]", tuple(sides)) for k in ("small", "good"))
+    fns, per, (A, B) = _tiling_calls(n, sides, seed)
+    slow = {}
+    if ladder is not None:
+        rng = np.random.default_rng(seed + 1)
+        Ap, Bp = (rng.standard_normal((python_n, python_n)) for _ in range(2))
+        a, b = Ap.tolist(), Bp.tolist()
+        Ar, Br = (rng.standard_normal((row_n, row_n)).astype(np.float32) for _ in range(2))
+        slow = {"python": (python_n, lambda: _python_matmul(a, b), Ap @ Bp),
+                "row-vectorised": (row_n, lambda: _row_matmul(Ar, Br), Ar @ Br)}
+        checked = {k: _check_result(fn, w) for k, (_, fn, w) in slow.items()}
+        want = A @ B
+        for k, side in (("tiled, small tile", small), ("tiled, good tile", good)):
+            checked[k] = _check_result(lambda side=side: tiled_matmul(A, B, (side, side, side)), want)
+        checked["numpy.matmul"] = _check_result(lambda: np.matmul(A, B), want)
+    controller = ThreadpoolController()
+
+    def one_thread(fn: Callable[[], Any]) -> Callable[[], Any]:
+        def call() -> Any:
+            with controller.limit(limits=1, user_api="blas"):
+                return fn()
+        return call
+
+    timed = {}
+    for name, fn in fns.items():
+        if name.split()[0] in _BLAS_PARTS:
+            timed[f"all {name}"], timed[f"one {name}"] = fn, one_thread(fn)
+        else:
+            timed[f"both {name}"] = fn
+    for name, (_, fn, _) in slow.items():  # no BLAS in either
+        timed[f"ladder {name}"] = fn
+    c = measure.compare(timed, rounds=rounds, warmup=0, seed=seed)  # calibrating a round's calls warms each up
+    rungs = []
+    if ladder is not None:
+        for k, size, key in (("python", python_n, "ladder python"),
+                             ("row-vectorised", row_n, "ladder row-vectorised"),
+                             ("tiled, small tile", n, f"all tiled {small}"),
+                             ("tiled, good tile", n, f"all tiled {good}"),
+                             ("numpy.matmul", n, "all numpy")):
+            secs = c.median(key)
+            rungs.append(Rung(k, size, secs, 2.0 * size**3 / secs / 1e9, *checked[k], c.times[key]))
+
+    def timings(th: str) -> Timings:
+        def med(name: str) -> float:
+            key = f"{th} {name}" if f"{th} {name}" in c.times else f"both {name}"
+            return c.median(key) if key in c.times else 0.0
+
+        return Timings(th, med("numpy"), med("step") / per["step"], per["copy"] / med("copy"),
+                       tuple(med(f"tiled {b}") for b in sides), tuple(med(f"python {b}") for b in sides),
+                       tuple(med(f"accumulate {b}") * per.get(f"accumulate {b}", 0) for b in sides),
+                       tuple(med(f"calls {b}") for b in sides), tuple(med(f"kernel {b}") for b in sides))
+
+    return Breakdown(n, tuple(sides), timings("all"), timings("one"), c, tuple(rungs))
 
 
 @dataclass(frozen=True)

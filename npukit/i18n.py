@@ -558,6 +558,27 @@ def _subtitles_translatable(app: Any) -> None:
         app.add_directive(name, translatable(cls), override=True)
 
 
+def _extract_subtitles(app: Any, doctree: Any) -> None:
+    """On ``doctree-read`` of a gettext build: put each exercise's subtitle into the page's catalogue.
+
+    The gettext builder collects messages from the resolved doctree, after sphinx-exercise's
+    post-transforms have rebuilt the title without the subtitle's source, so ``make gettext``
+    never saw the titles that :func:`_subtitles_translatable` makes translatable in the HTML build.
+    """
+    if getattr(app.builder, "name", "") != "gettext":
+        return
+    try:
+        from sphinx.builders.gettext import MsgOrigin
+        from sphinx.util.i18n import docname_to_domain
+        from sphinx_exercise.nodes import exercise_subtitle
+    except ImportError:
+        return
+    catalogue = app.builder.catalogs[docname_to_domain(app.env.docname, app.config.gettext_compact)]
+    for sub in doctree.findall(exercise_subtitle):
+        if sub.source and sub.rawsource:
+            catalogue.add(" ".join(sub.rawsource.split()), MsgOrigin(sub.source, sub.line or -1))
+
+
 def _toggle_strings(app: Any, config: Any) -> None:
     """sphinx-togglebutton's hints from its own Chinese catalogue (shipped as ``zh-cn``)."""
     if not str(config.language).startswith("zh") or not hasattr(config, "togglebutton_hint"):
@@ -669,6 +690,7 @@ def setup(app: Any) -> dict:
     app.connect("env-merge-info", _env_merge)
     app.connect("env-updated", _check_no_execution)
     app.connect("doctree-read", _record_messages)
+    app.connect("doctree-read", _extract_subtitles)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _report)
     app.add_transform(_make_terms_transform())

@@ -31,7 +31,7 @@ __all__ = [
     "LETTERS", "permutation", "convert", "conversion_is_free", "onednn_tag",  # layout strings
     "round_up", "to_blocked", "from_blocked", "PaddingCost", "padding_cost",  # blocked layouts, padding
     "im2col", "im2col_blowup",  # convolution patches
-    "Conversion", "measure_conversion",  # what a conversion costs
+    "Conversion", "ROUNDS", "MIN_TIME", "measure_conversions", "measure_conversion",  # what a conversion costs
     "numbers",  # the "numbers so far" rows
 ]
 
@@ -589,16 +589,23 @@ def _measurable(shape: Any, src: Any, dst: Any) -> tuple[tuple[int, ...], str, i
 
 @dataclasses.dataclass(frozen=True)
 class Conversion:
-    """A measured layout conversion next to a plain copy of the same bytes.
+    """A measured layout conversion next to a plain copy of the same bytes, timed in interleaved rounds.
 
     Times are seconds per call: ``convert_s`` for the conversion into a
     preallocated buffer, ``copy_s`` for ``np.copyto`` of the same tensor,
-    ``view_s`` for making the permuted view (NaN when no view exists, as for
-    a blocked layout that needs padding). Bandwidths count the tensor's
+    each the median over the rounds; ``view_s`` for making the permuted view
+    (NaN when no view exists, as for a blocked layout that needs padding).
+    ``copy_times`` and ``convert_times`` hold the time of each interleaved
+    round (:func:`npukit.measure.compare`; empty for a record built from two
+    numbers), so :attr:`verdict` can pair them round by round, and so can a
+    page comparing two conversions measured in the same
+    :func:`measure_conversions` call. Bandwidths count the tensor's
     ``nbytes`` twice — read once, written once — in GB/s (10⁹ bytes/s);
     the zeros of a blocked layout's padding are not counted. A record built
-    by hand is checked like :func:`measure_conversion`'s arguments, and
-    ``nbytes`` must be the tensor's size times the dtype's itemsize.
+    by hand is checked like :func:`measure_conversion`'s arguments,
+    ``nbytes`` must be the tensor's size times the dtype's itemsize, and
+    per-round times must have as many rounds on both sides, with
+    ``convert_s`` and ``copy_s`` their medians.
     See chapter 2, "Layouts" (chapters/02_layouts.md).
     """
 
@@ -610,6 +617,8 @@ class Conversion:
     convert_s: float
     copy_s: float
     view_s: float
+    copy_times: tuple = ()  #: seconds per copy, one per interleaved round
+    convert_times: tuple = ()  #: seconds per conversion, the same rounds
 
     def __post_init__(self) -> None:
         shape = _measurable(self.shape, self.src, self.dst)[0]
@@ -620,7 +629,18 @@ class Conversion:
         v = self.view_s
         if isinstance(v, bool) or not isinstance(v, _numbers.Real) or not (math.isnan(v) or 0 <= v < math.inf):
             raise ValueError(f"view_s must be a time >= 0 in seconds, or NaN when no view exists; got {v!r}")
+        copies, converts = _check.round_times(self.copy_times, "copy_times"), \
+            _check.round_times(self.convert_times, "convert_times")
+        if len(copies) != len(converts) or len(copies) == 1:
+            raise ValueError(f"copy_times and convert_times must hold the same number of rounds (none, or at least "
+                             f"2), got {len(copies)} and {len(converts)}")
+        for field, times, median in (("copy_s", copies, self.copy_s), ("convert_s", converts, self.convert_s)):
+            if times and not math.isclose(median, statistics.median(times), rel_tol=1e-9):
+                raise ValueError(f"{field} must be the median of its per-round times, "
+                                 f"{statistics.median(times)!r}; got {median!r}")
         object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "copy_times", copies)
+        object.__setattr__(self, "convert_times", converts)
 
     @property
     def convert_gbps(self) -> float:
@@ -633,9 +653,37 @@ class Conversion:
         return 2 * self.nbytes / self.copy_s / 1e9
 
     @property
+    def rounds(self) -> int:
+        """Interleaved rounds behind the times (0 for a record built from two numbers)."""
+        return len(self.copy_times)
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        """Per-round conversion time over copy time, paired by round."""
+        return tuple(t / c for t, c in zip(self.convert_times, self.copy_times))
+
+    @property
+    def verdict(self) -> Any:
+        """The conversion against the copy (:class:`npukit.measure.Verdict`), or None without rounds.
+
+        Its ``ratio`` is the median per-round ratio and ``low``/``high`` its
+        95 % bootstrap interval; its ``word`` is ``"slower"`` when the whole
+        interval lies more than the noise threshold above 1.
+        """
+        if not self.rounds:
+            return None
+        from .timing import Comparison
+
+        return Comparison.from_times({"a plain copy": self.copy_times, self.label: self.convert_times}
+                                     ).verdict(self.label)
+
+    @property
     def slowdown(self) -> float:
-        """Conversion time divided by copy time (1.0 = as fast as a copy)."""
-        return self.convert_s / self.copy_s
+        """Conversion time divided by copy time (1.0 = as fast as a copy): the verdict's median per-round ratio.
+
+        Without rounds, ``convert_s / copy_s``.
+        """
+        return float(np.median(self.ratios)) if self.rounds else self.convert_s / self.copy_s
 
     @property
     def label(self) -> str:
@@ -655,16 +703,113 @@ def _conversion_calls(x: np.ndarray, src: str, dst: str, block: int | None) -> t
     return (lambda: _fill_blocked(blocked, x, block)), view  # a view exists only when no padding is needed
 
 
-def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC", *, dtype: Any = "float32",
-                       repeat: int = 5, warmup: int = 2, rounds: int = 3) -> Conversion:
-    """Time a layout conversion and a plain copy of the same bytes, side by side.
+#: Interleaved rounds :func:`measure_conversions` and :func:`measure_conversion` make by default.
+ROUNDS = 15
 
-    Both write into buffers allocated (and touched) beforehand, so neither
-    pays for allocation or first-touch page faults. Each of ``rounds`` rounds
-    times the copy, then the conversion, then the (free) permuted view, with
-    :func:`npukit.measure.timeit` (``warmup`` calls, then the median of
-    ``repeat``); the result holds the median over rounds, so a burst of load
-    from other processes moves both numbers alike.
+
+#: Seconds a calibrated round of each function lasts at least: long enough that a time slice taken by another
+#: program (a few milliseconds) falls on both sides of a round's ratio rather than on one.
+MIN_TIME = 0.01
+
+
+def measure_conversions(cases: Sequence[Sequence[Any]], *, dtype: Any = "float32", rounds: int = ROUNDS,
+                        warmup: int = 2, number: int | None = None, min_time: float = MIN_TIME,
+                        seed: int = 0) -> list[Conversion]:
+    """Time several layout conversions, each beside a plain copy of the same bytes, all in the same rounds.
+
+    Every case gets its own input, copy destination and conversion
+    destination, allocated (and touched) beforehand, so no call pays for
+    allocation or first-touch page faults. Then :func:`npukit.measure.compare`
+    times every copy and every conversion of every case in ``rounds``
+    interleaved rounds, in an order shuffled each round, so a burst of load
+    from other programs hits all of them alike and two conversions of this
+    call can be compared round by round (``Comparison.from_times`` of their
+    ``convert_times``, or of their per-round :attr:`Conversion.ratios`). The
+    permuted view, which moves nothing, is timed apart (the median of a few
+    repeats of 20 calls). See chapter 2, "Layouts" (chapters/02_layouts.md).
+
+    Parameters
+    ----------
+    cases : list or tuple of (shape, src, dst)
+        At least one; each as for :func:`measure_conversion`.
+    dtype : numpy dtype
+        A numeric element type (bool, integer, float or complex).
+    rounds : int
+        Interleaved rounds (>= 3).
+    warmup : int
+        Untimed calls of each function before the rounds (>= 0).
+    number : int, optional
+        Calls of each function per round (>= 1); default: calibrated so
+        that a round of each lasts at least ``min_time``.
+    min_time : float
+        Seconds (> 0) a calibrated round of each lasts at least
+        (:data:`MIN_TIME`).
+    seed : int
+        Seed of the shuffled order and of the verdicts' bootstrap (>= 0).
+
+    Returns
+    -------
+    list of Conversion
+        In the order of ``cases``, with their per-round times.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad case, dtype or timing parameter, or inputs that would not
+        fit in memory.
+
+    Examples
+    --------
+    >>> a, b = measure_conversions([((1, 3, 8, 8), "NCHW", "NHWC"), ((1, 16, 4, 4), "NCHW", "NCHW8c")],
+    ...                            rounds=3, warmup=0, number=2)
+    >>> a.label, b.label, a.rounds, len(b.ratios), a.verdict.rounds
+    ('1×3×8×8 NCHW→NHWC', '1×16×4×4 NCHW→NCHW8c', 3, 3, 3)
+    """
+    from . import measure
+
+    cases = _check.sequence(cases, "cases", min_length=1)
+    dtype = _check.dtype(dtype)
+    if dtype.kind not in "biufc":
+        raise ValueError(f"dtype must be a numeric dtype (bool, integer, float or complex), got {dtype}")
+    rounds = _check.integer(rounds, "rounds", minimum=3, maximum=1_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
+    if number is not None:
+        number = _check.integer(number, "number", minimum=1, maximum=10_000)
+    checked = []
+    for i, case in enumerate(cases):
+        shape, src, dst = _check.sequence(case, f"cases[{i}]", length=3)
+        checked.append((*_measurable(shape, src, dst), dst))
+    # the data, its copy and its conversion, every case at once
+    _check.allocation(sum(3 * math.prod(s) * max(dtype.itemsize, 8) for s, _, _, _ in checked), "cases")
+    rng = np.random.default_rng(0)
+    fns, inputs, views = {}, [], []
+    for i, (shape, src, block, dst) in enumerate(checked):
+        x = rng.standard_normal(shape).astype(dtype)  # any values will do
+        copy_out = np.empty_like(x)
+        convert_fn, view_fn = _conversion_calls(x, src, dst, block)
+        convert_fn(), np.copyto(copy_out, x)  # touch both outputs before timing
+        fns[f"{i} copy"] = lambda x=x, out=copy_out: np.copyto(out, x)
+        fns[f"{i} conversion"] = convert_fn
+        inputs.append(x)
+        views.append(view_fn)
+    c = measure.compare(fns, rounds=rounds, warmup=warmup, number=number, min_time=min_time, seed=seed)
+    out = []
+    for i, ((shape, src, block, dst), x, view_fn) in enumerate(zip(checked, inputs, views)):
+        view_s = measure.timeit(view_fn, repeat=5, warmup=1, number=20) if view_fn is not None else float("nan")
+        copies, converts = c.times[f"{i} copy"], c.times[f"{i} conversion"]
+        out.append(Conversion(shape, src, dst, dtype.name, int(x.nbytes), statistics.median(converts),
+                              statistics.median(copies), view_s, copies, converts))
+    return out
+
+
+def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC", *, dtype: Any = "float32",
+                       repeat: int | None = None, warmup: int = 2, rounds: int = ROUNDS) -> Conversion:
+    """Time one layout conversion and a plain copy of the same bytes, in interleaved rounds.
+
+    :func:`measure_conversions` with one case: the copy and the conversion
+    are timed by :func:`npukit.measure.compare` in ``rounds`` rounds whose
+    order is shuffled, so a burst of load from other programs hits both
+    alike; :attr:`Conversion.verdict` compares them round by round.
     See chapter 2, "Layouts" (chapters/02_layouts.md).
 
     Parameters
@@ -677,14 +822,21 @@ def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC
         case ``src`` must start with ``"NC"``.
     dtype : numpy dtype
         A numeric element type (bool, integer, float or complex).
-    repeat, warmup, rounds : int
-        Timing parameters (≥ 1, ≥ 0, ≥ 1).
+    repeat : int, optional
+        Calls of each per round (>= 1); default: calibrated so that a round
+        lasts at least :data:`MIN_TIME`.
+    warmup : int
+        Untimed calls of each before the rounds (>= 0).
+    rounds : int
+        Interleaved rounds (>= 1). At least 3 are made, the fewest from
+        which the verdict's interval is formed: 1 or 2 measure 3.
 
     Returns
     -------
     Conversion
-        Times in seconds per call; ``convert_gbps``, ``copy_gbps`` and
-        ``slowdown`` derived from them.
+        Median times in seconds per call, the per-round times, and
+        ``convert_gbps``, ``copy_gbps``, ``slowdown`` and ``verdict`` derived
+        from them.
 
     Raises
     ------
@@ -693,32 +845,19 @@ def measure_conversion(shape: Sequence[int], src: str = "NCHW", dst: str = "NHWC
 
     Examples
     --------
-    >>> r = measure_conversion((1, 3, 8, 8), repeat=1, warmup=0, rounds=1)
-    >>> r.label, r.nbytes, r.convert_s > 0 and r.copy_s > 0
-    ('1×3×8×8 NCHW→NHWC', 768, True)
+    >>> r = measure_conversion((1, 3, 8, 8), repeat=1, warmup=0, rounds=3)
+    >>> r.label, r.nbytes, r.convert_s > 0 and r.copy_s > 0, r.rounds
+    ('1×3×8×8 NCHW→NHWC', 768, True, 3)
     """
-    from . import measure
-
-    shape, src, block = _measurable(shape, src, dst)
-    dtype = _check.dtype(dtype)
-    if dtype.kind not in "biufc":
-        raise ValueError(f"dtype must be a numeric dtype (bool, integer, float or complex), got {dtype}")
-    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
-    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
     rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1_000)
-    _check.allocation(3 * math.prod(shape) * max(dtype.itemsize, 8), "shape")  # the data, its copy and its conversion
-    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)  # any values will do
-    copy_out = np.empty_like(x)
-    convert_fn, view_fn = _conversion_calls(x, src, dst, block)
-    convert_fn(), np.copyto(copy_out, x)  # touch both outputs before timing
-    t_copy, t_conv, t_view = [], [], []
-    for _ in range(rounds):
-        t_copy.append(measure.timeit(lambda: np.copyto(copy_out, x), repeat=repeat, warmup=warmup))
-        t_conv.append(measure.timeit(convert_fn, repeat=repeat, warmup=warmup))
-        if view_fn is not None:
-            t_view.append(measure.timeit(view_fn, repeat=repeat, warmup=warmup, number=20))
-    return Conversion(shape, src, dst, dtype.name, int(x.nbytes), statistics.median(t_conv),
-                      statistics.median(t_copy), statistics.median(t_view) if t_view else float("nan"))
+    if repeat is not None:
+        repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
+    shape = _measurable(shape, src, dst)[0]  # its messages name shape, src and dst, not cases[0]
+    itemsize = _check.dtype(dtype).itemsize
+    _check.allocation(3 * math.prod(shape) * max(itemsize, 8), "shape")  # the data, its copy and its conversion
+    return measure_conversions([(shape, src, dst)], dtype=dtype, rounds=max(rounds, 3), warmup=warmup,
+                               number=repeat)[0]
 
 
 def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
@@ -746,6 +885,8 @@ def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     for i, c in enumerate(_check.sequence(ctx.conversions, "ctx.conversions", min_length=1)):
         _check.instance(c, f"ctx.conversions[{i}]", Conversion)
         rows.append(_tally.Row(2, f"{c.src}→{c.dst} of a {'×'.join(map(str, c.shape))} {c.dtype} tensor",
-                              f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy)",
-                              "measured: NumPy copy into a preallocated buffer, median of repeats"))
+                              f"{c.convert_s * 1e6:.1f} µs ({c.slowdown:.1f}× a copy"
+                              + (f", 95% interval {c.verdict.low:.1f}–{c.verdict.high:.1f})" if c.rounds else ")"),
+                              "measured: NumPy's conversion and a copy of the same bytes into preallocated "
+                              + (f"buffers, medians of {c.rounds} interleaved rounds" if c.rounds else "buffers")))
     return rows

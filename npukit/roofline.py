@@ -12,6 +12,7 @@ Conv → BatchNorm → Relu kernel, not the Conv alone).
 
 * :func:`copy_bytes` — how large the copied array must be for this machine;
 * :func:`stream_bandwidth` — a copy (or a ReLU) over a large array on ``threads`` threads;
+* :func:`stream_comparison` — several copies and ReLUs, of several sizes, in the same interleaved rounds;
 * :func:`streaming_store_threshold` — the size above which glibc's ``memcpy``
   stops write-allocating (non-temporal stores);
 * :func:`measure_machine` — peak FLOP/s and bandwidth on the same threads, as a
@@ -35,8 +36,8 @@ from .graphs import MachineSpec, OpCount, _model, _walkable, _node_name, op_coun
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["COPY_FACTOR", "COPY_CAP", "copy_bytes", "stream_bandwidth", "streaming_store_threshold",
-           "measure_machine", "kernel_counts"]
+__all__ = ["COPY_FACTOR", "COPY_CAP", "copy_bytes", "stream_bandwidth", "stream_comparison",
+           "streaming_store_threshold", "measure_machine", "kernel_counts"]
 
 #: The copied array is at least this many times the last-level cache (STREAM's rule).
 COPY_FACTOR = 4
@@ -211,6 +212,109 @@ def stream_bandwidth(nbytes: int, *, kernel: str = "copy", threads: int | None =
         with ThreadPoolExecutor(threads) as pool:
             t = _best(lambda: list(pool.map(lambda b: run(*b), bounds)), repeat, warmup)
     return 2 * n * 4 * sweeps / t
+
+
+def stream_comparison(cases: Mapping[str, Sequence[Any]], *, threads: int | None = None, rounds: int = 15,
+                      warmup: int = 1, seed: int = 0) -> Any:
+    """Time several streaming kernels in the same interleaved rounds, per byte they count.
+
+    Each case is ``name: (nbytes, kernel)``, a kernel of
+    :func:`stream_bandwidth` (``"copy"`` or ``"relu"``) over a float32
+    array of ``nbytes``, split over ``threads`` threads, a small array swept
+    several times per call so that each call moves at least 64 MiB. Every
+    case has its own source and destination, except that cases of the same
+    size share them (a copy and a ReLU over the same array). All are timed
+    by :func:`npukit.measure.compare` in ``rounds`` rounds in a shuffled
+    order, so a burst of load from other programs hits every size alike and
+    two cases can be compared round by round. Unlike a roof (the fastest
+    call), each case reports what it typically got. See chapter 3, "Graphs
+    and the roofline" (chapters/03_graphs.md).
+
+    Parameters
+    ----------
+    cases : mapping of str to (int, str)
+        At least two; ``nbytes`` ≥ 4096 and a kernel, ``"copy"`` or ``"relu"``.
+    threads : int, optional
+        Threads (≥ 1); by default every core this process may use.
+    rounds : int
+        Interleaved rounds (≥ 3).
+    warmup : int
+        Untimed calls of each case before the rounds (≥ 0).
+    seed : int
+        Seed of the shuffled order and of the verdicts' bootstrap (≥ 0).
+
+    Returns
+    -------
+    npukit.measure.Comparison
+        Its times are **seconds per byte counted** (bytes read + written),
+        one per round: ``1 / c[name]`` is the median rate in bytes/s, and
+        ``c.verdict(a, b)`` is ``a``'s time per byte over ``b``'s, round by
+        round (the inverse of their rates' ratio). The first case is the
+        baseline.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``cases`` is not such a mapping, or an argument is out of range,
+        or the arrays would not fit in memory.
+
+    Examples
+    --------
+    >>> c = stream_comparison({"copy": (2**20, "copy"), "relu": (2**20, "relu")}, threads=1, rounds=3, warmup=0)
+    >>> c.names, c.rounds, 1 / c["copy"] > 0
+    (('copy', 'relu'), 3, True)
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import measure
+    from .timing import Comparison
+
+    if not isinstance(cases, Mapping):
+        raise TypeError(f"cases must be a mapping of names to (nbytes, kernel), got {type(cases).__name__}")
+    if len(cases) < 2:
+        raise ValueError(f"cases must hold at least two kernels to compare, got {len(cases)}")
+    checked = {}
+    for name, case in cases.items():
+        _check.text(name, "cases' names")
+        nbytes, kernel = _check.sequence(case, f"cases[{name!r}]", length=2)
+        nbytes = _check.integer(nbytes, f"cases[{name!r}] nbytes", minimum=4096) // 4 * 4
+        checked[name] = (nbytes, _check.one_of(kernel, f"cases[{name!r}] kernel", ("copy", "relu")))
+    threads = _threads(threads)
+    rounds = _check.integer(rounds, "rounds", minimum=3, maximum=1_000)
+    warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
+    seed = _check.integer(seed, "seed", minimum=0)
+    sizes = sorted({nb for nb, _ in checked.values()})
+    _check.allocation(2 * sum(sizes), "cases")  # a source and a destination per size
+    arrays = {}
+    for nb in sizes:
+        src = np.ones(nb // 4, dtype=np.float32)
+        arrays[nb] = (src, np.zeros_like(src))  # touched now, so no call pays the page faults
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+
+    def make(nbytes: int, kernel: str) -> tuple[Any, int]:
+        src, dst = arrays[nbytes]
+        n, sweeps = nbytes // 4, max(1, -(-64 * _MIB // nbytes))
+
+        def run(lo: int, hi: int) -> None:
+            s, d = src[lo:hi], dst[lo:hi]
+            for _ in range(sweeps):
+                if kernel == "copy":
+                    np.copyto(d, s)
+                else:
+                    np.maximum(s, 0, out=d)
+
+        bounds = [(k * n // threads, (k + 1) * n // threads) for k in range(threads)]
+        call = (lambda: run(0, n)) if pool is None else (lambda: list(pool.map(lambda b: run(*b), bounds)))
+        return call, 2 * nbytes * sweeps
+
+    try:
+        made = {name: make(*case) for name, case in checked.items()}
+        c = measure.compare({k: f for k, (f, _) in made.items()}, rounds=rounds, warmup=warmup, number=1, seed=seed)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return Comparison.from_times({k: [t / made[k][1] for t in c.times[k]] for k in c.names}, number=c.number,
+                                 seed=seed)
 
 
 def streaming_store_threshold() -> int | None:

@@ -257,8 +257,9 @@ def conversions() -> tuple[Conversion, Conversion]:
     """Chapter 2's two measured conversions: CameraNet's input image and its largest activation, NCHW → NHWC.
 
     Both at batch 1 (``1×3×32×32`` and the largest 4-D output of
-    :func:`npukit.models.summary`), measured by
-    :func:`npukit.layouts.measure_conversion` with its defaults.
+    :func:`npukit.models.summary`), each beside a copy of the same bytes, in
+    the same interleaved rounds (:func:`npukit.layouts.measure_conversions`
+    with its defaults).
 
     Examples
     --------
@@ -268,13 +269,13 @@ def conversions() -> tuple[Conversion, Conversion]:
     def compute() -> tuple[Any, Any]:
         import math
 
-        from .layouts import measure_conversion
+        from .layouts import measure_conversions
         from .models import CameraNet, summary
 
         net = CameraNet.pretrained()
         largest = max((r["output"] for r in summary(net) if len(r["output"]) == 4), key=math.prod)
-        return (measure_conversion((1, 3, net.size, net.size), "NCHW", "NHWC"),
-                measure_conversion(tuple(largest), "NCHW", "NHWC"))
+        return tuple(measure_conversions([((1, 3, net.size, net.size), "NCHW", "NHWC"),
+                                          (tuple(largest), "NCHW", "NHWC")]))
 
     return _store.cached("conversions", compute)
 

@@ -162,16 +162,22 @@ def depthwise_conv(x: np.ndarray, w: np.ndarray, layout: str = "NCHW", *, stride
 
 @dataclasses.dataclass(frozen=True)
 class LayoutTiming:
-    """One operation timed on the same NCHW-shaped tensor stored in NCHW and in NHWC.
+    """One operation timed on the same NCHW-shaped tensor stored in NCHW and in NHWC, in interleaved rounds.
 
-    ``ratio`` is ``nchw_s / nhwc_s``: above 1, NHWC was faster. ``shape`` is
-    (N, C, H, W) whatever the layout. See chapter 2, "Layouts" (chapters/02_layouts.md).
+    ``nchw_s`` and ``nhwc_s`` are median seconds per call; ``nchw_times``
+    and ``nhwc_times`` the time of each interleaved round (empty for a
+    record built from two numbers), with the medians' consistency checked.
+    ``ratio`` is NCHW's time over NHWC's: above 1, NHWC was faster.
+    ``shape`` is (N, C, H, W) whatever the layout. See chapter 2, "Layouts"
+    (chapters/02_layouts.md).
     """
 
     op: str
     shape: tuple[int, ...]
     nchw_s: float
     nhwc_s: float
+    nchw_times: tuple = ()  #: seconds per call in NCHW, one per interleaved round
+    nhwc_times: tuple = ()  #: seconds per call in NHWC, the same rounds
 
     def __post_init__(self) -> None:
         _check.one_of(self.op, "op", LAYOUT_OPS)
@@ -179,12 +185,42 @@ class LayoutTiming:
         if len(shape) != 4 or 0 in shape:
             raise ValueError(f"shape must be a non-empty 4-D (N, C, H, W) shape, got {shape}")
         _check.positive(self.nchw_s, "nchw_s"), _check.positive(self.nhwc_s, "nhwc_s")
+        a, b = _check.round_times(self.nchw_times, "nchw_times"), _check.round_times(self.nhwc_times, "nhwc_times")
+        if len(a) != len(b) or len(a) == 1:
+            raise ValueError(f"nchw_times and nhwc_times must hold the same number of rounds (none, or at least 2), "
+                             f"got {len(a)} and {len(b)}")
+        for field, times, median in (("nchw_s", a, self.nchw_s), ("nhwc_s", b, self.nhwc_s)):
+            if times and not math.isclose(median, statistics.median(times), rel_tol=1e-9):
+                raise ValueError(f"{field} must be the median of its per-round times, "
+                                 f"{statistics.median(times)!r}; got {median!r}")
         object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "nchw_times", a)
+        object.__setattr__(self, "nhwc_times", b)
+
+    @property
+    def rounds(self) -> int:
+        """Interleaved rounds behind the times (0 for a record built from two numbers)."""
+        return len(self.nchw_times)
 
     @property
     def ratio(self) -> float:
-        """NCHW time over NHWC time (> 1: NHWC faster)."""
+        """NCHW time over NHWC time (> 1: NHWC faster): the median per-round ratio, or ``nchw_s / nhwc_s``."""
+        if self.rounds:
+            return float(np.median([x / y for x, y in zip(self.nchw_times, self.nhwc_times)]))
         return self.nchw_s / self.nhwc_s
+
+    @property
+    def verdict(self) -> Any:
+        """NCHW against NHWC, round by round (:class:`npukit.measure.Verdict`), or None without rounds.
+
+        ``ratio`` is NCHW's time over NHWC's; ``word`` is ``"faster"`` when
+        NCHW was faster beyond the noise, ``"slower"`` when NHWC was.
+        """
+        if not self.rounds:
+            return None
+        from .timing import Comparison
+
+        return Comparison.from_times({"NHWC": self.nhwc_times, "NCHW": self.nchw_times}).verdict("NCHW")
 
     @property
     def label(self) -> str:
@@ -258,13 +294,17 @@ def _layout_calls(op: str, shape: tuple[int, ...], kernel: int) -> tuple[Callabl
 
 
 def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, kernel: int = 3,
-                    repeat: int = 5, warmup: int = 1, rounds: int = 3) -> list[LayoutTiming]:
+                    repeat: int | None = None, warmup: int = 1, rounds: int = 15, min_time: float = 0.01,
+                    seed: int = 0) -> list[LayoutTiming]:
     """Time one operation on each shape twice, on the same values stored in NCHW and in NHWC.
 
     A controlled experiment: same values, same arithmetic, outputs in buffers
-    allocated beforehand, the two layouts alternated in ``rounds`` rounds
-    (median of ``repeat`` timed calls after ``warmup``, then the median over
-    rounds). Only which axis is innermost changes. The operations:
+    allocated beforehand, and every layout of every shape timed by
+    :func:`npukit.measure.compare` in the same ``rounds`` interleaved rounds
+    (the order shuffled each round), so that a burst of load from other
+    programs hits all of them alike and only which axis is innermost
+    changes. :attr:`LayoutTiming.verdict` compares the two layouts round by
+    round. The operations:
 
     * ``"depthwise"``: a ``kernel × kernel`` depthwise convolution's
       multiply–adds (:func:`depthwise_conv`, input padded beforehand);
@@ -285,8 +325,20 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
     op : {"depthwise", "scale", "pointwise"}
     kernel : int
         Depthwise kernel size (odd, ≥ 1; "same" padding).
-    repeat, warmup, rounds : int
-        Timing parameters (≥ 1, ≥ 0, ≥ 1).
+    repeat : int, optional
+        Calls of each per round (≥ 1); default: calibrated so that a round
+        of each lasts at least ``min_time``.
+    min_time : float
+        Seconds (> 0) a calibrated round of each lasts at least: long
+        enough that a time slice another program takes falls on both sides
+        of a round's ratio rather than on one.
+    warmup : int
+        Untimed calls of each before the rounds (≥ 0).
+    rounds : int
+        Interleaved rounds (≥ 1; at least 3 are made, the fewest from which
+        a verdict's interval is formed).
+    seed : int
+        Seed of the shuffled order (≥ 0).
 
     Returns
     -------
@@ -299,9 +351,9 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
 
     Examples
     --------
-    >>> (t,) = measure_layouts([(1, 16, 8, 8)], "scale", repeat=1, warmup=0, rounds=1)
-    >>> t.label, t.nchw_s > 0 and t.nhwc_s > 0
-    ('16×8×8', True)
+    >>> (t,) = measure_layouts([(1, 16, 8, 8)], "scale", repeat=1, warmup=0, rounds=3)
+    >>> t.label, t.nchw_s > 0 and t.nhwc_s > 0, t.rounds, t.verdict.baseline
+    ('16×8×8', True, 3, 'NHWC')
     """
     from . import measure
 
@@ -313,18 +365,21 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
     kernel = _check.integer(kernel, "kernel", minimum=1)
     if kernel % 2 == 0:
         raise ValueError(f"kernel must be odd (same padding on both sides), got {kernel}")
-    repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
+    if repeat is not None:
+        repeat = _check.integer(repeat, "repeat", minimum=1, maximum=10_000)
     warmup = _check.integer(warmup, "warmup", minimum=0, maximum=10_000)
     rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1_000)
+    seed = _check.integer(seed, "seed", minimum=0)
     for i, s in enumerate(shapes):  # inputs, outputs and padded copies in both layouts, float32
         _check.allocation(8 * 4 * math.prod(s[:2]) * (s[2] + kernel) * (s[3] + kernel), f"shapes[{i}]")
-    out = []
-    for s in shapes:
+    fns = {}
+    for i, s in enumerate(shapes):
         nchw, nhwc = _layout_calls(op, s, kernel)
         nchw(), nhwc()  # touch every buffer before timing
-        t1, t2 = [], []
-        for _ in range(rounds):
-            t1.append(measure.timeit(nchw, repeat=repeat, warmup=warmup))
-            t2.append(measure.timeit(nhwc, repeat=repeat, warmup=warmup))
-        out.append(LayoutTiming(op, s, statistics.median(t1), statistics.median(t2)))
+        fns[f"{i} NCHW"], fns[f"{i} NHWC"] = nchw, nhwc
+    c = measure.compare(fns, rounds=max(rounds, 3), warmup=warmup, number=repeat, min_time=min_time, seed=seed)
+    out = []
+    for i, s in enumerate(shapes):
+        a, b = c.times[f"{i} NCHW"], c.times[f"{i} NHWC"]
+        out.append(LayoutTiming(op, s, statistics.median(a), statistics.median(b), a, b))
     return out

@@ -150,11 +150,12 @@ class Context(Inputs):
             return shared.conversions()
         import math
 
-        from .layouts import measure_conversion
+        from .layouts import measure_conversions
         from .models import summary
 
         largest = max((r["output"] for r in summary(self.net) if len(r["output"]) == 4), key=math.prod)
-        return (measure_conversion((1, 3, self.net.size, self.net.size)), measure_conversion(tuple(largest)))
+        return tuple(measure_conversions([((1, 3, self.net.size, self.net.size), "NCHW", "NHWC"),
+                                          (tuple(largest), "NCHW", "NHWC")]))
 
     @cached_property
     def heldout(self) -> tuple[np.ndarray, np.ndarray]:

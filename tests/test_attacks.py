@@ -160,12 +160,30 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("read the measurement", "def {name}():\n    return measured\n"),
         ("patched clock", "import time\ntime.perf_counter = lambda: 0.0\n\ndef {name}():\n    return 1.0\n"),
     ],
+    "ex5-fold-cycles": [
+        ("a second copy of the module", "import importlib.util, os, sys\nimport npukit\n\n"
+                                        "spec = importlib.util.spec_from_file_location('npukit.systolic_copy', "
+                                        "os.path.join(os.path.dirname(npukit.__file__), 'systolic.py'))\n"
+                                        "_copy = importlib.util.module_from_spec(spec)\n"
+                                        "sys.modules[spec.name] = _copy\nspec.loader.exec_module(_copy)\n\n"
+                                        "def {name}(M, N, K, rows, cols, dataflow):\n"
+                                        "    return _copy.estimate(M, N, K, rows, cols, dataflow).cycles\n"),
+        ("the checker's locals through a traceback", "def {name}(M, N, K, rows, cols, dataflow):\n"
+                                                     "    try:\n        raise RuntimeError\n"
+                                                     "    except RuntimeError as e:\n"
+                                                     "        f = e.__traceback__.tb_frame.f_back\n"
+                                                     "    return f.f_locals.get('want', 0)\n"),
+    ],
     "ex5-predict": [("read the simulation", "def {name}(M, N, K, rows, cols, dataflow):\n    return sim_pw.utilization\n")],
     "ex6-quantize": [("alias", "from npukit import quant\n\ndef {name}(x, scale, zero_point, dtype):\n"
                                "    return quant.quantize(x, scale, zero_point, dtype)\n")],
     "ex6-predict": [
-        ("read the measurement", "def {name}():\n    return measured_drop\n"),
-        ("through __main__", "def {name}():\n    import __main__\n    return __main__.measured_drop\n"),
+        ("read the measurement", "def {name}(clipped):\n    return measured_drop\n"),
+        ("through __main__", "def {name}(clipped):\n    import __main__\n    return __main__.measured_drop\n"),
+        ("through __import__", "def {name}(clipped):\n    return __import__('__main__').measured_drop\n"),
+        ("a callable object", "class _P:\n    def __call__(self, clipped):\n        return measured_drop\n\n"
+                              "{name} = _P()\n"),
+        ("one number for every set", "def {name}(clipped):\n    return 0.085\n"),
     ],
     "ex7-crossing-bytes": [("library", "from npukit import contract\n\ndef {name}(model, npu_ops):\n"
                                        "    p = contract.NPUProfile('p', frozenset(npu_ops), dtypes=frozenset({{'float32'}}))\n"

@@ -8,13 +8,14 @@ walks every tile step and counts the bytes each load and store moves.
 from __future__ import annotations
 
 import itertools
+import statistics
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npukit import blas, gemm
+from npukit import blas, gemm, measure
 from npukit.figures import gemm as fg
 from npukit.models import CameraNet
 
@@ -414,10 +415,28 @@ def test_numbers_rows():
 
 def test_ladder_small_is_correct_and_ordered():
     rungs = blas.ladder(32, python_n=6, row_n=8, small_tile=(8, 8, 8), good_tile=(32, 32, 32),
-                      dtype="float64", repeat=1, warmup=0)
+                      dtype="float64", rounds=3, warmup=0)
     assert [r.name for r in rungs] == ["python", "row-vectorised", "tiled, small tile", "tiled, good tile", "numpy.matmul"]
     assert all(r.ok and r.error < 1e-12 and r.gflops > 0 and r.seconds > 0 for r in rungs)
     assert [r.n for r in rungs] == [6, 8, 32, 32, 32]
+    assert all(r.rounds == 3 and r.seconds == statistics.median(r.times) for r in rungs)
+    assert all(r.gflops == pytest.approx(2 * r.n**3 / r.seconds / 1e9) for r in rungs)
+    lo, hi = rungs[0].spread()
+    assert lo <= rungs[0].gflops <= hi
+
+
+def test_rates_compare_rungs_per_flop_round_by_round():
+    """Sizes differ, so rungs are compared per FLOP; a round that slows both cancels (hand-made times)."""
+    a = blas.Rung("small", 4, 2e-3, 2 * 4**3 / 2e-3 / 1e9, 0.0, True, (1e-3, 2e-3, 4e-3, 2e-3))
+    b = blas.Rung("big", 8, 2e-3, 2 * 8**3 / 2e-3 / 1e9, 0.0, True, (1e-3, 2e-3, 4e-3, 2e-3))
+    v = blas.rates([a, b]).verdict("big", "small")
+    assert (v.ratio, v.low, v.high, v.word) == (1 / 8, 1 / 8, 1 / 8, "faster")     # 8× the FLOPs in the same time
+    with pytest.raises(ValueError, match="same ladder"):
+        blas.rates([a, blas.Rung("c", 8, 1e-3, 1.0, 0.0, True)])
+    with pytest.raises(ValueError, match="seconds must be the median"):
+        blas.Rung("x", 8, 5e-3, 1.0, 0.0, True, (1e-3, 2e-3, 4e-3))
+    with pytest.raises(ValueError, match="times"):
+        blas.Rung("x", 8, 1e-3, 1.0, 0.0, True, (1e-3,))
 
 
 def _timings(threads, **kw):
@@ -442,13 +461,47 @@ def test_breakdown_components_add_up_to_the_measurement():
 
 
 def test_breakdown_measures_and_draws():
-    bd = blas.breakdown(64, sides=(16, 64), repeat=1)
+    bd = blas.breakdown(64, sides=(16, 64), rounds=3)
     assert bd.sides == (16, 64) and bd.one.threads == "one" and bd.all.accumulate[1] == 0.0
+    c = bd.comparison
+    assert c.rounds == 3 and bd.all.tiled[0] == c.median("all tiled 16") and bd.one.numpy == c.median("one numpy")
+    assert bd.all.python == bd.one.python                       # no BLAS in the loop: timed once for both
+    v = bd.verdict(16)
+    assert v.name == "all tiled 16" and v.baseline == "all numpy" and v.rounds == 3
+    assert v.ratio == pytest.approx(statistics.median(c.ratios("all tiled 16", "all numpy")))
+    assert bd.thread_verdict().baseline == "one numpy" and bd.thread_verdict("kernel 64").name == "all kernel 64"
+    measured, quartiles = bd.measured("one")
+    assert measured[0] == pytest.approx(bd.verdict(16, "one").ratio) and quartiles.shape == (2, 2)
     fig = fg.breakdown_figure(bd)
     assert len(fig.data) == 2 * (len(fg._PARTS) + 2)
     assert sum(bool(tr.visible) for tr in fig.data) == len(fg._PARTS) + 2
+    assert fig.data[len(fg._PARTS)].error_y.array is not None            # the measured diamonds have whiskers
     with pytest.raises(ValueError, match="sides must be increasing"):
         blas.breakdown(64, sides=(32, 16))
+    with pytest.raises(ValueError, match="side"):
+        bd.verdict(32)
+    with pytest.raises(ValueError, match="no interleaved rounds"):
+        blas.Breakdown(64, (16, 64), bd.all, bd.one).verdict(16)
+    with pytest.raises(ValueError, match="missing"):
+        blas.Breakdown(64, (16, 64), bd.all, bd.one, measure.Comparison.from_times({"a": [1, 2], "b": [1, 2]}))
+
+
+def test_breakdown_times_a_ladder_in_its_own_rounds():
+    """With ladder=, the fast rungs are the breakdown's own measurements: one value per quantity."""
+    bd = blas.breakdown(64, sides=(16, 32), rounds=3, ladder=dict(python_n=6, row_n=8, small=16, good=32))
+    names = [r.name for r in bd.rungs]
+    assert names == ["python", "row-vectorised", "tiled, small tile", "tiled, good tile", "numpy.matmul"]
+    assert [r.n for r in bd.rungs] == [6, 8, 64, 64, 64] and all(r.ok for r in bd.rungs)
+    by = {r.name: r for r in bd.rungs}
+    assert by["tiled, good tile"].times == bd.comparison.times["all tiled 32"]
+    assert by["numpy.matmul"].seconds == bd.all.numpy
+    v = blas.rates(bd.rungs).verdict("tiled, good tile", "numpy.matmul")
+    assert v.ratio == pytest.approx(bd.verdict(32).ratio)             # the same rounds, the same ratio
+    assert blas.breakdown(64, sides=(16,), rounds=3).rungs == ()
+    with pytest.raises(ValueError, match="ladder\\['good'\\]"):
+        blas.breakdown(64, sides=(16, 32), rounds=3, ladder=dict(python_n=6, row_n=8, small=16, good=64))
+    with pytest.raises(TypeError, match="ladder must be a mapping"):
+        blas.breakdown(64, sides=(16,), rounds=3, ladder=dict(python_n=6))
 
 
 def test_transposes_measure_and_draw():

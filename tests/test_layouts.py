@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -548,3 +549,53 @@ def test_lab_checkers_reject_wrong_answers(checker, wrong, match):
 
     with pytest.raises(AssertionError, match=match):
         getattr(teach, checker)(wrong)
+
+
+def _fake_compare(times_of):
+    """A stand-in for measure.compare: calls every function once, then returns the given per-round times."""
+    from npukit import measure
+
+    def fake(fns, **kw):
+        for f in fns.values():
+            f()
+        return measure.Comparison.from_times({k: times_of(k) for k in fns})
+    return fake
+
+
+def test_measure_conversions_keeps_each_round_paired(monkeypatch):
+    """Every copy and conversion of the call comes from the same rounds; the records keep them in order."""
+    from npukit import measure
+
+    per_round = {"0 copy": [1e-6, 2e-6, 4e-6], "0 conversion": [3e-6, 6e-6, 12e-6],
+                 "1 copy": [2e-6, 4e-6, 8e-6], "1 conversion": [2e-6, 4e-6, 8e-6]}
+    monkeypatch.setattr(measure, "compare", _fake_compare(per_round.__getitem__))
+    a, b = L.measure_conversions([((1, 3, 8, 8), "NCHW", "NHWC"), ((1, 16, 4, 4), "NCHW", "NCHW8c")], rounds=3)
+    assert (a.copy_times, a.convert_times) == (tuple(per_round["0 copy"]), tuple(per_round["0 conversion"]))
+    assert a.copy_s == 2e-6 and a.convert_s == 6e-6 and a.rounds == 3
+    assert a.ratios == pytest.approx((3.0, 3.0, 3.0)) and a.slowdown == pytest.approx(3.0)
+    v = a.verdict      # a slow round slows both sides and cancels: the interval is the single ratio
+    assert (v.word, v.baseline, v.rounds) == ("slower", "a plain copy", 3) and v.low == v.high == pytest.approx(3.0)
+    assert b.verdict.word == "indistinguishable" and b.dst == "NCHW8c" and b.label == "1×16×4×4 NCHW→NCHW8c"
+    # two conversions of one call compared round by round
+    both = measure.Comparison.from_times({"a": a.convert_times, "b": b.convert_times}).verdict("b")
+    assert both.ratio == pytest.approx(2 / 3) and both.word == "faster"
+
+
+def test_measure_conversion_makes_at_least_three_rounds():
+    r = L.measure_conversion((1, 6, 4, 4), "NCHW", "NHWC", repeat=1, warmup=0, rounds=1)
+    assert r.rounds == 3 and r.convert_s == statistics.median(r.convert_times)
+    assert r.verdict.low <= r.verdict.ratio <= r.verdict.high and r.verdict.ratio == pytest.approx(r.slowdown)
+
+
+def test_conversion_without_rounds_has_no_verdict_and_the_figure_draws_whiskers():
+    c = L.Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 3e-6, 1e-6, 1e-7)
+    assert c.verdict is None and c.rounds == 0 and c.ratios == ()
+    r = L.Conversion((1, 3, 32, 32), "NCHW", "NHWC", "float32", 12288, 3e-6, 1e-6, 1e-7,
+                     (1e-6, 0.5e-6, 2e-6), (3e-6, 2e-6, 4e-6))
+    fig = figures.layouts.bandwidth_figure([c, r])
+    assert fig.data[0].error_x.arrayminus[0] == 0.0 and fig.data[0].error_x.array[1] > 0
+    assert "95%" in fig.data[1].text[1] and "95%" not in fig.data[1].text[0]
+    from npukit import tally
+
+    row = L.numbers(tally.Context(conversions=[r]))[0]
+    assert "95% interval" in row.value and "3 interleaved rounds" in row.how

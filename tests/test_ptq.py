@@ -69,6 +69,29 @@ def test_float_forward_matches_cameranet(cameranet):
     assert np.allclose(logits, net(images), atol=1e-4)
 
 
+def test_a_fixed_quantizer_is_written_as_given_or_refused(cameranet):
+    """fixed= is stored as a uint8 per-tensor pair: what is accepted is what the file holds; the rest is refused."""
+    from onnx import numpy_helper
+
+    from npukit import quant
+    from npukit.data import shapes_dataset
+
+    _, folded = cameranet
+    cal = shapes_dataset(8, seed=0)[0]
+    given = quant.QParams(np.float32(0.05), np.int64(7), "uint8")
+    stored = {t.name: numpy_helper.to_array(t) for t in ptq.to_qdq(folded, cal, fixed={"stem.relu": given})
+              .graph.initializer}
+    assert stored["stem.relu.scale"] == np.float32(0.05) and stored["stem.relu.zero_point"] == 7
+    assert stored["stem.relu.zero_point"].dtype == np.uint8
+    for bad in (quant.QParams(np.float32(0.05), np.int64(-100), "int8"),       # stored as uint8: 156
+                quant.QParams(np.float32(0.05), np.int64(3), "uint4"),
+                quant.QParams(np.float32([0.05, 0.1]), np.int64([0, 0]), "uint8", axis=1)):
+        with pytest.raises(ValueError, match=r"fixed\['stem\.relu'\]"):
+            ptq.to_qdq(folded, cal, fixed={"stem.relu": bad})
+    with pytest.raises(ValueError, match="zero_point"):    # a uint8 zero point that would wrap (300 -> 44) is no QParams
+        quant.QParams(np.float32(0.05), np.int64(300), "uint8")
+
+
 def test_to_qdq_refuses_unfolded_models_and_empty_data(cameranet):
     from npukit.data import shapes_dataset
     from npukit.models import CameraNet

@@ -227,3 +227,41 @@ def test_exercises_number_on_across_a_chapters_pages():
     assert nums["g"] == (23,) and "chapters/claims" not in changed
     assert sphinxext._number_exercises_per_chapter(None, env) == []       # stable on a second pass
     assert math.isfinite(len(changed))
+
+
+def test_stream_comparison_counts_read_plus_written_per_round(monkeypatch):
+    """Times come back as seconds per byte counted: a call's seconds over 2 × nbytes × sweeps (a fake compare)."""
+    from npukit import measure
+
+    seconds = {"small": [0.5, 1.0, 0.5], "big": [0.5, 1.0, 2.0], "relu": [1.0, 1.5, 3.0]}
+    ran = []
+
+    def fake(fns, **kw):
+        for k, f in fns.items():
+            f(), ran.append(k)
+        assert kw["number"] == 1                      # a call already moves at least 64 MiB
+        return measure.Comparison.from_times({k: seconds[k] for k in fns})
+
+    monkeypatch.setattr(measure, "compare", fake)
+    c = roofline.stream_comparison({"small": (MiB, "copy"), "big": (128 * MiB, "copy"), "relu": (128 * MiB, "relu")},
+                                   threads=2, rounds=3)
+    assert sorted(ran) == ["big", "relu", "small"] and c.baseline == "small"
+    assert c.times["small"] == pytest.approx(tuple(t / (2 * MiB * 64) for t in seconds["small"]))  # swept 64 times
+    assert c.times["big"] == pytest.approx(tuple(t / (2 * 128 * MiB) for t in seconds["big"]))
+    assert 1 / c["big"] == pytest.approx(2 * 128 * MiB / 1.0)                   # the median rate
+    assert c.verdict("relu", "big").ratio == pytest.approx(1.5)                 # paired: 2, 1.5, 1.5
+
+
+def test_stream_comparison_runs_the_kernels(monkeypatch):
+    seen = {}
+    real_maximum = np.maximum
+
+    def spy(x, y, out=None):
+        seen["out"] = out
+        return real_maximum(x, y, out=out)
+
+    monkeypatch.setattr(roofline.np, "maximum", spy)
+    c = roofline.stream_comparison({"copy": (2 * MiB, "copy"), "relu": (2 * MiB, "relu")}, threads=2, rounds=3,
+                                   warmup=0)
+    assert c.names == ("copy", "relu") and c.rounds == 3
+    assert seen["out"].dtype == np.float32 and np.all(seen["out"] == 1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -92,8 +93,25 @@ def test_measure_layouts_times_both_layouts(op):
     shapes = [(1, 4, 8, 8), (2, 16, 4, 4)]
     timings = simd.measure_layouts(shapes, op, repeat=1, warmup=0, rounds=1)
     assert [t.shape for t in timings] == shapes and all(t.op == op for t in timings)
-    assert all(t.nchw_s > 0 and t.nhwc_s > 0 and t.ratio == t.nchw_s / t.nhwc_s for t in timings)
+    assert all(t.rounds == 3 for t in timings)                     # one round asked for, the fewest with a spread made
+    for t in timings:
+        per_round = [a / b for a, b in zip(t.nchw_times, t.nhwc_times)]
+        assert t.nchw_s == statistics.median(t.nchw_times) and t.nhwc_s == statistics.median(t.nhwc_times)
+        assert t.ratio == pytest.approx(statistics.median(per_round)) == pytest.approx(t.verdict.ratio)
+        assert t.verdict.low <= t.verdict.ratio <= t.verdict.high and t.verdict.rounds == 3
     assert timings[1].label == "16×4×4"
+
+
+def test_layout_timing_verdict_pairs_the_rounds():
+    """The verdict divides NCHW by NHWC round by round: a slow round slows both sides and cancels."""
+    t = simd.LayoutTiming("scale", (1, 4, 8, 8), 2e-6, 1e-6, (1e-6, 2e-6, 4e-6, 2e-6, 8e-6),
+                          (0.5e-6, 1e-6, 2e-6, 1e-6, 4e-6))
+    assert t.ratio == 2.0 and (t.verdict.low, t.verdict.high, t.verdict.word) == (2.0, 2.0, "slower")
+    assert simd.LayoutTiming("scale", (1, 4, 8, 8), 2e-6, 1e-6).verdict is None
+    with pytest.raises(ValueError, match="same number of rounds"):
+        simd.LayoutTiming("scale", (1, 4, 8, 8), 2e-6, 1e-6, (2e-6, 2e-6), (1e-6,))
+    with pytest.raises(ValueError, match="nchw_s must be the median"):
+        simd.LayoutTiming("scale", (1, 4, 8, 8), 3e-6, 1e-6, (2e-6, 2e-6), (1e-6, 1e-6))
 
 
 @pytest.mark.parametrize("op", simd.LAYOUT_OPS)

@@ -161,14 +161,34 @@ def _openvino(x, s, z, t):
     return core.compile_model(m, "CPU")(x)[0].astype(np.int64)
 
 
+def _onnxruntime_c_session(x, s, z, t):
+    """ONNX Runtime's C session from its pybind module, around the Python InferenceSession (the review's attack)."""
+    import onnxruntime.capi._pybind_state as C
+
+    t8 = "int8" if t.startswith("int") else "uint8"
+    sess = C.InferenceSession(C.SessionOptions(), _onnx_quantizelinear(x, s, z, t8).SerializeToString(), False, False)
+    sess.initialize_session(["CPUExecutionProvider"], [{}], set())
+    return np.clip(np.asarray(sess.run(["y"], {"x": x}, None)[0]).astype(np.int64), *R[t])
+
+
+def _reference_operator(x, s, z, t):
+    """onnx.reference's QuantizeLinear operator class called directly, without the evaluator."""
+    from onnx.reference.ops.op_quantize_linear import QuantizeLinear_21
+
+    return np.asarray(QuantizeLinear_21._run(None, x, np.float32(s), np.array(z, np.int64))[0]).astype(np.int64)
+
+
 @pytest.mark.parametrize("cheat,called", [
+    (_onnxruntime_c_session, "onnxruntime"),
+    (_reference_operator, "onnx.reference"),
     (_alias, "npukit.quant.quantize"),
     (_through_a_method, "npukit.quant.QParams"),
     (_checker_reference, "npukit.teach.quant._onnx_quantize"),
     (_own_reference_evaluator, "ReferenceEvaluator"),
     (_onnxruntime, "onnxruntime"),
     (_openvino, "openvino"),
-], ids=["alias", "QParams method", "checker's reference", "onnx.reference", "onnxruntime", "openvino"])
+], ids=["ORT's C session", "an onnx.reference operator", "alias", "QParams method", "checker's reference",
+        "onnx.reference", "onnxruntime", "openvino"])
 def test_quantize_shortcuts_are_refused(cheat, called):
     msg = _fails(teach.check_quantize, cheat)
     assert "your function called" in msg and called in msg, msg
@@ -244,14 +264,36 @@ def test_requantize_accepts_the_zero_point_after_or_before_the_rounding(capsys):
     teach.check_requantize(_exact_form(zero_point_first=False))
     teach.check_requantize(_exact_form(zero_point_first=True))
 
-    def spec_in_float64(acc, m0, shift, zp, dtype):     # the reviewer's answer: exact here, since |acc·m0| < 2^53
-        lo, hi = R[dtype]
-        return np.clip(np.rint(acc.astype(np.float64) * m0 * 2.0 ** (-31 - shift)) + zp, lo, hi).astype(np.int64)
-
-    teach.check_requantize(spec_in_float64)
     out = capsys.readouterr().out
-    assert out.count("✓ requantize") == 3
-    assert out.count("added after the rounding") == 2 and out.count("added before the rounding") == 1
+    assert out.count("✓ requantize") == 2
+    assert out.count("added after the rounding") == 1 and out.count("added before the rounding") == 1
+
+
+@pytest.mark.parametrize("form", ["acc·m0 in float64", "M in float64, then acc·M"])
+def test_requantize_in_float64_fails_on_a_62_bit_product(form):
+    """float64 holds 53 bits; the cases' large accumulators need 62, and one of them sits just off a tie."""
+    def f64(acc, m0, shift, zp, dtype):
+        lo, hi = R[dtype]
+        if form.startswith("acc·m0"):
+            v = acc.astype(np.float64) * m0 / 2.0 ** (31 + shift)
+        else:
+            v = acc * (m0 * 2.0 ** (-31 - shift))
+        return np.clip(np.rint(v) + zp, lo, hi).astype(np.int64)
+
+    msg = _fails(teach.check_requantize, f64)
+    assert "float64 keeps 53 significand bits" in msg and re.search(r"acc·M = -?\d+\.5 [+−] ", msg), msg
+
+
+def test_the_float64_traps_are_what_they_say():
+    """Each trap: exact rounding and float64 rounding differ, the product needs more than 53 bits, acc is int32."""
+    from fractions import Fraction
+
+    for k in range(6):
+        acc, m0, shift, j = tq._float64_trap(tq._rng(1000 + k))
+        v = Fraction(acc * m0, 2 ** (31 + shift))
+        assert v != Fraction(2 * j + 1, 2) and abs(v - Fraction(2 * j + 1, 2)) < Fraction(1, 10**12)
+        assert abs(acc) < 2**31 and abs(acc * m0).bit_length() == 62 and 2**30 <= m0 < 2**31
+        assert round(v) != np.rint(np.float64(acc) * np.float64(m0) / 2.0 ** (31 + shift))
 
 
 def test_requantize_refuses_a_zero_point_that_changes_place():
@@ -326,6 +368,16 @@ def test_requantize_cases_hold_ties_traps_and_saturation():
 
 
 def test_requantize_shortcuts_are_refused():
+    def qlinear_matmul_operator(acc, m0, shift, zp, dtype):     # onnx.reference's operator class, no evaluator
+        from onnx.reference.ops.op_qlinear_matmul import QLinearMatMul
+
+        (y,) = QLinearMatMul._run(None, acc.reshape(-1, 1).astype(np.int64), np.float64(m0) * 2.0 ** (-31 - shift),
+                                  np.int64(0), np.ones((1, 1), np.int64), np.float64(1), np.int64(0), np.float64(1),
+                                  np.int64(zp))
+        return np.clip(y, *R[dtype]).astype(np.int64).ravel()
+
+    assert "QLinearMatMul._run" in _fails(teach.check_requantize, qlinear_matmul_operator)
+
     def alias(acc, m0, shift, zp, dtype):
         from npukit import qarith as q
 
@@ -388,24 +440,56 @@ def test_channel_scales_shortcut_is_refused():
 # ---- exercise 4: the prediction -------------------------------------------------------------------
 
 
+def _lab_drop() -> float:
+    return tq._measure(*tq._LAB_SET, 1000)[1]
+
+
 def test_prediction_not_attempted_and_bad_values():
-    def todo():
+    def todo(clipped):
         raise NotImplementedError()
 
     with pytest.raises(NotAttempted):
-        teach.check_calibration_prediction(todo, 0.15)
-    assert "fraction" in _fails(teach.check_calibration_prediction, lambda: 15, 0.15)
-    assert "a number" in _fails(teach.check_calibration_prediction, lambda: "a lot", 0.15)
+        teach.check_calibration_prediction(todo, _lab_drop())
+    assert "fraction" in _fails(teach.check_calibration_prediction, lambda clipped: 15, _lab_drop())
+    assert "a number" in _fails(teach.check_calibration_prediction, lambda clipped: "a lot", _lab_drop())
 
 
-def test_prediction_refuses_a_changed_measurement_and_checks_the_gap(capsys):
+def test_the_lab_solution_passes_and_a_changed_measurement_is_refused(capsys):
     """The checker runs the experiment itself: a measured_drop edited to match the guess is refused."""
-    measured = tq._measured_drop(1000)
+    measured = _lab_drop()
     assert measured > 0.05                                           # the pitfall is real
-    assert "not what this experiment measures" in _fails(teach.check_calibration_prediction, lambda: 0.5, 0.5)
-    assert "larger than you expected" in _fails(teach.check_calibration_prediction, lambda: 0.0, measured)
-    teach.check_calibration_prediction(eval(f"lambda: {round(measured, 2)}"), measured)   # a literal, no closure
-    assert "✓ prediction" in capsys.readouterr().out
+    solution = _lab_solution("my_prediction")
+    assert "not what this experiment measures" in _fails(teach.check_calibration_prediction, solution, 0.5)
+    teach.check_calibration_prediction(solution, measured)
+    out = capsys.readouterr().out
+    assert "✓ prediction" in out and out.count(" measured") == 3
+
+
+@pytest.mark.parametrize("guess", [0.03, 0.061, 0.085, 0.166], ids=["costs little", "chapter's dim set",
+                                                                    "the lab's own measurement", "the night set"])
+def test_a_single_number_fails_even_the_measured_one(guess):
+    """One number cannot pass: the check measures two more dim sets, one darker and one lighter than the lab's."""
+    msg = _fails(teach.check_calibration_prediction, eval(f"lambda clipped: {guess}"), _lab_drop())
+    assert "you predicted a drop of" in msg and "held-out pixels above it" in msg, msg
+
+
+def test_a_straight_line_through_the_chapters_points_fails():
+    """The cost grows much faster than the share clipped: a linear model misses the lighter set."""
+    msg = _fails(teach.check_calibration_prediction, lambda clipped: max(0.0, 0.4 * (clipped - 0.1)), _lab_drop())
+    assert "smaller than you expected" in msg, msg
+
+
+def test_the_fresh_sets_follow_the_grading_seed():
+    from npukit.teach import core
+
+    default = tq._prediction_sets(tq._rng(6104))
+    try:
+        core._set_grade_seed(12345)
+        graded = tq._prediction_sets(tq._rng(6104))
+    finally:
+        core._set_grade_seed(None)
+    assert default[0] == graded[0] == tq._LAB_SET and default[1:] != graded[1:]
+    assert 0.14 <= default[1][0] <= 0.26 and 0.3 <= default[2][0] <= 0.5
 
 
 def test_the_predicted_case_is_not_published_in_chapter_6():
@@ -413,7 +497,7 @@ def test_the_predicted_case_is_not_published_in_chapter_6():
     import ast
 
     page = (Path(__file__).parent.parent / "chapters" / "06_quant.md").read_text(encoding="utf-8")
-    assert tq._PREDICTION_SET == {"brightness": (0.2, 0.4)}
+    assert tq._LAB_SET == (0.2, 7) and tq._DIM_WIDTH == 0.2
     dim = []
     for cell in re.findall(r"```\{code-cell\} ipython3\n(.*?)```", page, re.S):
         code = "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
@@ -425,14 +509,33 @@ def test_the_predicted_case_is_not_published_in_chapter_6():
     assert dim and all(dim)
 
 
-def test_a_prediction_that_reads_the_measurement_is_refused():
-    """``def my_prediction(): return measured_drop`` runs after the measurement cell; the checker cuts it off."""
-    ns = {}
-    exec("measured_drop = 0.147\ndef my_prediction():\n    return measured_drop\n", ns)
-    assert "not read the notebook" in _fails(teach.check_calibration_prediction, ns["my_prediction"], 0.147)
+FORGERIES = {
+    "a global": ("measured_drop = 0.085\ndef my_prediction(clipped):\n    return measured_drop\n", "measured_drop"),
+    "through __main__": ("def my_prediction(clipped):\n    return __import__('__main__').measured_drop\n",
+                         "__import__"),
+    "through sys.modules": ("import sys\ndef my_prediction(clipped):\n"
+                            "    return sys.modules['__main__'].__dict__['measured_drop']\n", "sys"),
+    "through numpy's builtins": ("def my_prediction(clipped):\n"
+                                 "    return np.__builtins__['__import__']('__main__').measured_drop\n", "__builtins__"),
+    "a subclass escape": ("def my_prediction(clipped):\n    return ().__class__.__base__.__subclasses__()\n",
+                          "__class__"),
+    "a callable object": ("class Guess:\n    def __call__(self, clipped):\n        return measured_drop\n"
+                          "my_prediction = Guess()\n", "plain function"),
+    "a default value": ("measured_drop = 0.085\ndef my_prediction(clipped, m=measured_drop):\n    return m\n",
+                        "plain function"),
+    "a closure": ("def outer():\n    value = 0.085\n    return lambda clipped: value\nmy_prediction = outer()\n",
+                  "plain function"),
+    "running the experiment": ("def my_prediction(clipped):\n    from npukit import ptq\n    return 0.0\n",
+                               "import"),
+    "importing math": ("def my_prediction(clipped):\n    import math\n    return math.exp(clipped) - 1\n", "import"),
+}
 
-    def outer():
-        value = 0.147
-        return lambda: value
 
-    assert "plain function" in _fails(teach.check_calibration_prediction, outer(), 0.147)
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_a_prediction_that_reads_the_notebook_or_measures_is_refused(forgery):
+    """The reviewer's forgeries (issue 22's review): none reaches the measurement, each is named."""
+    code, named = FORGERIES[forgery]
+    ns = {"np": np, "measured_drop": 0.085}
+    exec(code, ns)
+    msg = _fails(teach.check_calibration_prediction, ns["my_prediction"], _lab_drop())
+    assert named in msg and any(w in msg for w in ("may use only", "plain function", "may not import")), msg

@@ -80,6 +80,7 @@ def _matches(page: str, patterns: list[str]) -> bool:
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)      # `code`, ``code``
 _ROLE = re.compile(r"\{[\w:.-]+\}")                      # {glue:text} before its `content`
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.S)
+_TITLED = re.compile(r"\{(?:ref|doc|term|numref|download)\}`([^`<]*?)\s*<[^`>]*>`")  # its text is English
 
 
 def nothing_to_translate(msgid: str) -> bool:
@@ -89,8 +90,10 @@ def nothing_to_translate(msgid: str) -> bool:
     (True, True)
     >>> nothing_to_translate("{glue:text}`06_quant.md::ch6_sqnr:.1f` dB")
     False
+    >>> nothing_to_translate("{ref}`Count a block by hand <ex-ch0-block2>`"), nothing_to_translate("{ref}`ex-ch0-block2`")
+    (False, True)
     """
-    text = _MATH.sub("", _CODE.sub("", _ROLE.sub("", msgid)))
+    text = _MATH.sub("", _CODE.sub("", _ROLE.sub("", _TITLED.sub(r" \1 ", msgid))))
     return not re.search(r"[A-Za-z]", text)
 
 
@@ -226,6 +229,10 @@ def fill_nothing_to_translate(directory: Path) -> int:
         for entry in po.untranslated_entries():
             if nothing_to_translate(entry.msgid):
                 entry.msgstr = entry.msgid
+                changed += 1
+        for entry in po.translated_entries():  # filled in by an older rule, but it has English to translate
+            if entry.msgstr == entry.msgid and not nothing_to_translate(entry.msgid) and _TITLED.search(entry.msgid):
+                entry.msgstr = ""
                 changed += 1
         for entry in [e for e in po if e.obsolete and not e.msgstr]:
             po.remove(entry)

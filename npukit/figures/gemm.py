@@ -140,7 +140,11 @@ def traffic_figure(M: int, N: int, K: int, buffer_bytes: int, itemsize: int = 4,
 
 
 def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go.Figure:
-    """Bar chart of a :func:`ladder`: GFLOP/s per rung, log scale.
+    """Bar chart of a :func:`ladder`: GFLOP/s per rung, log scale, with the rounds' spread.
+
+    Each bar is the rung's median over its interleaved rounds and its
+    whisker the rounds' middle half (first to third quartile), none for a
+    rung without rounds.
 
     Parameters
     ----------
@@ -182,8 +186,14 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go
             s += f"<br>{frac:.0%} of peak" if frac >= 0.01 else f"<br>{frac:.1e} of peak"
         return s
 
+    spreads = [r.spread() for r in rungs]
+    whiskers = None if all(q is None for q in spreads) else dict(
+        type="data", symmetric=False, array=[q[1] - r.gflops if q else 0.0 for q, r in zip(spreads, rungs)],
+        arrayminus=[r.gflops - q[0] if q else 0.0 for q, r in zip(spreads, rungs)], thickness=1.2, width=5,
+        color="#222")
     fig = go.Figure(go.Bar(
         x=[f"{r.name}<br>(n = {r.n})" for r in rungs], y=[r.gflops for r in rungs], text=[label(r) for r in rungs],
+        error_y=whiskers,
         textposition="auto",  # inside tall bars (clear of the peak line), above short ones
         textangle=0, textfont=dict(size=12), hovertemplate="%{x}<br>%{text}<extra></extra>",
         marker_color=[viz.PALETTE[i % len(viz.PALETTE)] for i in range(len(rungs))],
@@ -194,7 +204,7 @@ def ladder_figure(rungs: Sequence[Rung], peak_gflops: float | None = None) -> go
             x=0, xref="paper", y=math.log10(peak_gflops), yref="y", yshift=12, xanchor="left",
             text=f"measured peak {peak_gflops:.3g} GFLOP/s", showarrow=False,
         )
-    top = max([r.gflops for r in rungs] + [peak_gflops or 0])
+    top = max([q[1] if q else r.gflops for q, r in zip(spreads, rungs)] + [peak_gflops or 0])
     low = min(r.gflops for r in rungs)
     fig.update_layout(
         yaxis=dict(title="GFLOP/s (log)", type="log", range=[math.log10(low) - 0.5, math.log10(top) + 0.8]),
@@ -212,7 +222,9 @@ def breakdown_figure(bd: Breakdown) -> go.Figure:
     One bar per tile side, its parts from :meth:`Breakdown.components`
     (a negative part is left out: the others then overshoot the
     measurement). Diamonds mark the measured time, crosses the model's
-    (:meth:`Breakdown.model`). Two buttons switch between BLAS's threads as
+    (:meth:`Breakdown.model`); with interleaved rounds a diamond is the
+    median per-round ratio of the tiled product's time to numpy's and its
+    whisker the rounds' middle half (:meth:`Breakdown.measured`). Two buttons switch between BLAS's threads as
     they are and BLAS held to one thread; heights are divided by
     ``numpy.matmul``'s time with the same threads, so 1 is "as fast as one
     BLAS call". The axis stops a little above every side but the smallest;
@@ -253,13 +265,19 @@ def breakdown_figure(bd: Breakdown) -> go.Figure:
             y = np.maximum(parts[name], 0) / scale
             fig.add_trace(go.Bar(x=x, y=y, name=name, marker_color=viz.PALETTE[i], visible=threads == "all",
                                  legendgroup=name, hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
-        marks = {"measured": np.array(bd._pick(threads).tiled) / scale, "model": bd.model(threads) / scale}
+        measured, quartiles = bd.measured(threads)
+        marks = {"measured": measured, "model": bd.model(threads) / scale}
+        whiskers = None if quartiles is None else dict(
+            type="data", symmetric=False, array=quartiles[:, 1] - measured, arrayminus=measured - quartiles[:, 0],
+            thickness=1.2, width=5, color="#222")
         for name, symbol in (("measured", "diamond"), ("model", "x")):
             fig.add_trace(go.Scatter(x=x, y=marks[name], mode="markers", name=name, visible=threads == "all",
                                      marker=dict(symbol=symbol, size=12, color="#222"),
+                                     error_y=whiskers if name == "measured" else None,
                                      hovertemplate=f"{name}: %{{y:.2f}}×<extra></extra>"))
+        high = marks["measured"] if quartiles is None else quartiles[:, 1]
         tops[threads] = np.maximum(sum(np.maximum(v, 0) for v in parts.values()) / scale,
-                                   np.maximum(marks["measured"], marks["model"]))
+                                   np.maximum(high, marks["model"]))
     # the smallest tiles take many times longer than the rest: cut the axis above the others and label them
     rest = np.concatenate([t[1:] for t in tops.values()]) if len(bd.sides) > 1 else np.array([])
     cap = 1.15 * max(2.0, float(rest.max())) if rest.size else None

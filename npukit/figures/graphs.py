@@ -396,20 +396,26 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
 
 
 def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Mapping[str, int] | None = None,
-                     marks: Mapping[str, int] | None = None, title: str | None = None) -> go.Figure:
-    """Measured bandwidth against array size (log-log), with the caches' sizes marked.
+                     marks: Mapping[str, int] | None = None, spread: Sequence[Sequence[float]] | None = None,
+                     title: str | None = None) -> go.Figure:
+    """Measured bandwidth against array size (log-log), with the caches' sizes marked and the rounds' spread.
 
     Where the array stops fitting in a cache the rate drops to the next
-    level's; past the last level it is DRAM's. Draw :func:`npukit.roofline.stream_bandwidth`
-    over a sweep of sizes to see where this machine's caches really end. See
-    chapter 3, "Graphs and the roofline" (chapters/03_graphs.md).
+    level's; past the last level it is DRAM's. Draw
+    :func:`npukit.roofline.stream_comparison` over a sweep of sizes (or
+    :func:`npukit.roofline.stream_bandwidth`) to see where this machine's
+    caches really end; ``spread`` draws each point's whiskers. See chapter 3,
+    "Graphs and the roofline" (chapters/03_graphs.md).
 
     Parameters
     ----------
     sizes : sequence of int
         Bytes of the copied array, each > 0.
     rates : sequence of float
-        Bytes/s measured at each size, each > 0.
+        Bytes/s measured at each size, each > 0 (a median over rounds).
+    spread : sequence of (float, float), optional
+        For each size, the low and high end of its whisker in bytes/s (the
+        rounds' quartiles), with ``low <= rate <= high``.
     caches : mapping of str to int, optional
         Cache sizes to mark as vertical lines labelled at the top, e.g. :func:`npukit.measure.cache_sizes`.
     marks : mapping of str to int, optional
@@ -428,9 +434,10 @@ def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Ma
 
     Examples
     --------
-    >>> fig = bandwidth_figure([2**20, 2**26], [80e9, 15e9], caches={"L2": 2**21}, marks={"roofline's array": 2**26})
-    >>> fig.layout.xaxis.type, len(fig.layout.shapes), [t.name for t in fig.data]
-    ('log', 1, ['copy', "roofline's array 64 MiB"])
+    >>> fig = bandwidth_figure([2**20, 2**26], [80e9, 15e9], caches={"L2": 2**21}, marks={"roofline's array": 2**26},
+    ...                        spread=[(75e9, 82e9), (14e9, 16e9)])
+    >>> fig.layout.xaxis.type, len(fig.layout.shapes), [t.name for t in fig.data], fig.data[0].error_y.array
+    ('log', 1, ['copy', "roofline's array 64 MiB"], (2.0, 1.0))
     """
     import plotly.graph_objects as go
 
@@ -439,11 +446,26 @@ def bandwidth_figure(sizes: Sequence[int], rates: Sequence[float], *, caches: Ma
     sizes = tuple(_check.integer(x, f"sizes[{i}]", minimum=1) for i, x in enumerate(sizes))
     rates = tuple(_check.positive(x, f"rates[{i}]") for i, x in enumerate(rates))
     title = _check.text(title, "title", optional=True)
+    error = None
+    if spread is not None:
+        spread = _check.sequence(spread, "spread", length=len(sizes))
+        ends = []
+        for i, (pair, r) in enumerate(zip(spread, rates)):
+            pair = _check.sequence(pair, f"spread[{i}]", length=2)
+            a, b = (_check.positive(x, f"spread[{i}][{j}]") for j, x in enumerate(pair))
+            if not a <= r <= b:
+                raise ValueError(f"spread[{i}] must bracket rates[{i}] ({r:g}): low <= rate <= high, "
+                                 f"got ({a:g}, {b:g})")
+            ends.append((a, b))
+        error = dict(type="data", symmetric=False, array=[(b - r) / 1e9 for (_, b), r in zip(ends, rates)],
+                     arrayminus=[(r - a) / 1e9 for (a, _), r in zip(ends, rates)], thickness=1.2, width=4)
     fig = go.Figure(go.Scatter(
         x=[s / 2**20 for s in sizes], y=[r / 1e9 for r in rates], mode="lines+markers", name="copy",
-        line=dict(color=PALETTE[0], width=2.5), marker=dict(size=8),
+        line=dict(color=PALETTE[0], width=2.5), marker=dict(size=8), error_y=error,
         hovertemplate="%{x:.3g} MiB array<br>%{y:.3g} GB/s<extra></extra>"))
-    lo, hi = min(rates) / 1e9 / 1.3, max(rates) / 1e9 * 1.3
+    lows = [a for a, _ in ends] if error else rates
+    highs = [b for _, b in ends] if error else rates
+    lo, hi = min(lows) / 1e9 / 1.3, max(highs) / 1e9 * 1.3
     for dash, marked in (("solid", caches), ("dot", marks)):
         if marked is None:
             continue

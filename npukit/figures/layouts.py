@@ -215,10 +215,34 @@ def element_order_figure(channels: int = 6, height: int = 3, width: int = 3, blo
     return fig
 
 
-def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) -> go.Figure:
-    """Bar chart: copy vs conversion bandwidth for each measured tensor.
+def _iqr_error(times: Sequence[float], convert: Any) -> tuple[float, float] | None:
+    """Distances from the median to the quartiles of ``convert(t)`` over per-round ``times`` (None without rounds).
 
-    See chapter 2, "Layouts" (chapters/02_layouts.md).
+    ``convert`` maps seconds to the plotted unit; it may reverse the order (seconds to a rate).
+    """
+    if not times:
+        return None
+    values = np.array([convert(t) for t in times])
+    mid, q1, q3 = np.median(values), *np.percentile(values, [25, 75])
+    return float(mid - q1), float(q3 - mid)
+
+
+def _error_bars(errors: Sequence[tuple[float, float] | None]) -> dict | None:
+    """plotly ``error_x``/``error_y`` from per-point (minus, plus) distances, or None if no point has rounds."""
+    if all(e is None for e in errors):
+        return None
+    return dict(type="data", symmetric=False, array=[e[1] if e else 0.0 for e in errors],
+                arrayminus=[e[0] if e else 0.0 for e in errors], thickness=1.2, width=4)
+
+
+def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) -> go.Figure:
+    """Bar chart: copy vs conversion bandwidth for each measured tensor, with the rounds' spread.
+
+    Each bar is the median over the interleaved rounds; its whisker spans
+    the first to the third quartile of the rounds (none for a record
+    without rounds); each conversion's label is its time over the copy's
+    with the verdict's 95 % interval. See chapter 2, "Layouts"
+    (chapters/02_layouts.md).
 
     Parameters
     ----------
@@ -254,16 +278,29 @@ def bandwidth_figure(results: Sequence[Conversion], title: str | None = None) ->
         _check.instance(r, f"results[{i}]", Conversion)
     title = _check.text(title, "title", optional=True)
     labels = [r.label for r in results]
+
+    def says(r: Conversion) -> str:
+        v = r.verdict
+        return (f"{r.slowdown:.1f}× the copy's time" if v is None else
+                f"{r.slowdown:.1f}× the copy's time (95%: {v.low:.1f}–{v.high:.1f})")
+
+    def gbps(r: Conversion) -> Any:
+        return lambda t: 2 * r.nbytes / t / 1e9
+
     fig = go.Figure([
         go.Bar(name="plain copy", y=labels, x=[r.copy_gbps for r in results], orientation="h",
-               marker_color=viz.PALETTE[0], hovertemplate="%{y}<br>copy: %{x:.1f} GB/s<extra></extra>"),
+               marker_color=viz.PALETTE[0], hovertemplate="%{y}<br>copy: %{x:.1f} GB/s<extra></extra>",
+               error_x=_error_bars([_iqr_error(r.copy_times, gbps(r)) for r in results])),
         go.Bar(name="layout conversion", y=labels, x=[r.convert_gbps for r in results], orientation="h",
-               marker_color=viz.PALETTE[3], text=[f"{r.slowdown:.1f}× the copy's time" for r in results],
+               marker_color=viz.PALETTE[3], text=[says(r) for r in results],
                textposition="outside", textfont=dict(size=12),
-               hovertemplate="%{y}<br>conversion: %{x:.1f} GB/s<extra></extra>"),
+               hovertemplate="%{y}<br>conversion: %{x:.1f} GB/s<extra></extra>",
+               error_x=_error_bars([_iqr_error(r.convert_times, gbps(r)) for r in results])),
     ])
-    top = max(max(r.copy_gbps, r.convert_gbps) for r in results)
-    fig.update_layout(barmode="group", xaxis=dict(title="GB/s (bytes read + written)", range=[0, 1.1 * top]),
+    top = max(max(2 * r.nbytes / min(r.copy_times or [r.copy_s]), 2 * r.nbytes / min(r.convert_times or [r.convert_s]))
+              for r in results) / 1e9
+    fig.update_layout(barmode="group", xaxis=dict(title="GB/s (bytes read + written; whiskers: the rounds' "
+                                                        "quartiles)", range=[0, 1.15 * top]),
                       yaxis=dict(autorange="reversed"), bargap=0.25,
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))
     return viz.style(fig, height=120 + 62 * len(results), title=title)
@@ -314,8 +351,18 @@ def padding_figure(channels: Sequence[int] = tuple(range(1, 65)), multiples: Seq
     return viz.style(fig)
 
 
+def _interval(t: LayoutTiming) -> tuple[float, float]:
+    """The verdict's interval of NCHW time over NHWC time (the ratio itself without rounds)."""
+    v = t.verdict
+    return (t.ratio, t.ratio) if v is None else (v.low, v.high)
+
+
 def layout_timing_figure(timings: Sequence[LayoutTiming], title: str | None = None) -> go.Figure:
-    """Line chart: one operation's time per value in NCHW and in NHWC, tensor by tensor.
+    """Line chart: one operation's time per value in NCHW and in NHWC, tensor by tensor, with the rounds' spread.
+
+    Each point is the median over the interleaved rounds, its whisker the
+    first to third quartile (none for a record without rounds); hover
+    gives NCHW's time over NHWC's with the verdict's 95 % interval.
 
     See chapter 2, "Layouts" (chapters/02_layouts.md), and
     :func:`npukit.simd.measure_layouts`.
@@ -358,13 +405,16 @@ def layout_timing_figure(timings: Sequence[LayoutTiming], title: str | None = No
     for k, (name, attr, colour) in enumerate([("NCHW (vectorized along W)", "nchw_s", viz.PALETTE[0]),
                                               ("NHWC (vectorized along C)", "nhwc_s", viz.PALETTE[3])]):
         ns = [getattr(t, attr) / n * 1e9 for t, n in zip(timings, per)]
+        errors = [_iqr_error(getattr(t, attr[:-1] + "times"), lambda x, n=n: x / n * 1e9)
+                  for t, n in zip(timings, per)]
         fig.add_trace(go.Scatter(x=labels, y=ns, name=name, mode="lines+markers", line=dict(color=colour),
-                                 marker=dict(symbol=("circle", "square")[k], size=8),
-                                 customdata=[[t.ratio] for t in timings],
+                                 marker=dict(symbol=("circle", "square")[k], size=8), error_y=_error_bars(errors),
+                                 customdata=[[t.ratio, *(_interval(t))] for t in timings],
                                  hovertemplate="%{x}: %{y:.2f} ns per value<br>NCHW / NHWC time: "
-                                               "%{customdata[0]:.2f}<extra>" + name.split()[0] + "</extra>"))
+                                               "%{customdata[0]:.2f} (95%: %{customdata[1]:.2f}–"
+                                               "%{customdata[2]:.2f})<extra>" + name.split()[0] + "</extra>"))
     fig.update_layout(xaxis_title="tensor, C×H×W (channels grow, maps shrink)",
-                      yaxis=dict(title="time per value (ns)", type="log"),
+                      yaxis=dict(title="time per value (ns; whiskers: the rounds' quartiles)", type="log"),
                       legend=dict(orientation="h", x=0.0, y=1.0, yanchor="bottom"))
     return viz.style(fig, title=title)
 

@@ -120,6 +120,8 @@ class Forbidden:
                 for f in (v.fget, v.fset) if isinstance(v, property) else (v,):
                     if isinstance(f, types.FunctionType):
                         self.add(f, f"{label}.{k}")
+                    elif type(f).__name__ == "instancemethod" and isinstance(f.__func__, types.BuiltinFunctionType):
+                        self.add(f.__func__, f"{label}.{k}")   # a pybind11 method (ONNX Runtime's C session)
             return
         for code in _codes_of(obj):
             self.code[id(code)] = label

@@ -46,16 +46,24 @@ def _fresh(name: str, seed: int) -> np.random.Generator:
 
 
 def _forbidden() -> list:
-    """npukit's implementations, this module, and the runtimes that would compute the answer."""
+    """npukit's implementations, this module, and the runtimes and references that would compute the answer.
+
+    All of ``onnx.reference`` (its evaluator and every operator class, such
+    as ``QLinearMatMul._run``), ONNX Runtime's Python front end and its C
+    extension (``onnxruntime.capi``: a session built from
+    ``_pybind_state.InferenceSession`` and its ``run``), and OpenVINO's
+    ``Core``, ``CompiledModel`` and ``InferRequest``.
+    """
+    import onnx.reference.ops._op_list  # noqa: F401  (loads every operator module, so each is forbidden)
+    import onnxruntime.capi.onnxruntime_pybind11_state as ort_c
     import openvino
-    from onnx.reference import ReferenceEvaluator
-    from onnx.reference.ops.op_quantize_linear import _CommonQuantizeLinear
     from onnxruntime.capi.onnxruntime_inference_collection import InferenceSession, Session
 
     from .. import ptq, qarith, quant
 
-    return [quant, qarith, ptq, sys.modules[__name__], ReferenceEvaluator, _CommonQuantizeLinear,
-            Session, InferenceSession, openvino.CompiledModel, openvino.InferRequest]
+    reference = [m for k, m in sorted(dict(sys.modules).items()) if m is not None and k.startswith("onnx.reference")]
+    return [quant, qarith, ptq, sys.modules[__name__], *reference, ort_c, Session, InferenceSession,
+            openvino.Core, openvino.CompiledModel, openvino.InferRequest]
 
 
 def _call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -218,8 +226,45 @@ def _double_rounding_traps(rng: np.random.Generator, m0: int, shift: int, n: int
     return np.array(out, np.int64)
 
 
+def _exact_text(v: Fraction) -> str:
+    """``v`` to six decimals, or as a half-way point plus or minus a little when it lies that close to one."""
+    off = v - (v.__floor__() + Fraction(1, 2))                      # from the half-way point k + 1/2 above floor(v)
+    if off == 0 or abs(off) >= Fraction(1, 10**6):
+        return f"{float(v):.6f}"
+    return f"{float(v - off):.1f} {'+' if off > 0 else '−'} {float(abs(off)):.2g}"
+
+
+def _float64_trap(rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """``(acc, m0, shift, j)``: acc·m0 just off the tie (2j + 1)·2^(30 + shift), by less than half a float64 step.
+
+    The product then needs 62 bits, and float64 (53 significand bits) rounds
+    it onto the half-way point v = j + 1/2, which goes to the even neighbour:
+    the other one than exact arithmetic gives when the product lies on that
+    side of the tie. Such pairs are rare (about one in six million), so
+    ``m0`` is searched in batches; shifts 23–25 put the tie in [2^61, 2^62)
+    (float64 steps of 512) with ``acc`` in int32 and |j| ≤ 254.
+    """
+    while True:
+        shift = int(rng.integers(23, 26))
+        n = 31 + shift
+        odd = rng.integers(2 ** (31 - shift), min(2 ** (32 - shift), 510), 32) | 1                 # 2|j| + 1
+        sign = rng.choice([-1, 1], 32)
+        tie = (odd << np.int64(n - 1))[:, None]                                                   # exact in int64
+        m0 = rng.integers(2**30, 2**31, 200_000)
+        acc = np.rint(tie / m0.astype(np.float64)).astype(np.int64)
+        d = acc * m0 - tie                                                                         # exact: < 2^63
+        j_even = ((sign * odd) >> 1)[:, None] % 2 == 0
+        # float64 gives the tie (|d| < 256) and rounds it to even: wrong when the exact value is on the other side
+        hit = (d != 0) & (np.abs(d) < 256) & (acc < 2**31) & ((sign[:, None] * d > 0) == j_even)
+        rows, cols = np.nonzero(hit)
+        if len(rows):
+            i, k = int(rows[0]), int(cols[0])
+            return int(sign[i] * acc[i, k]), int(m0[k]), shift, int((sign[i] * odd[i]) >> 1)
+
+
 def _requantize_cases(rng: np.random.Generator) -> list[tuple]:
-    """16 cases: random sums, exact ties (M0 = 2^30), double-rounding traps, saturation, odd and even zero points."""
+    """18 cases: random sums, exact ties (M0 = 2^30), double-rounding traps, saturation, odd and even zero points,
+    and 2 with large accumulators and shifts 23–25, whose products need 62 bits (float64 has 53)."""
     cases = []
     for k in range(16):
         dtype = ("uint8", "int8")[k % 2]
@@ -236,6 +281,15 @@ def _requantize_cases(rng: np.random.Generator) -> list[tuple]:
         acc[16:16 + len(traps)] = traps
         acc[-2:] = (2**31 - 1, -2**31)                                       # saturate both ways
         cases.append((acc.astype(np.int32), m0, shift, zp, dtype))
+    for k in range(2):                                                       # float64 is not exact here
+        dtype = ("uint8", "int8")[k % 2]
+        lo, hi = _RANGES[dtype]
+        trap, m0, shift, j = _float64_trap(rng)
+        zp = int(rng.integers(max(lo, lo - j), min(hi, hi - j - 1) + 1))    # round(j + 1/2) + zp stays in range
+        top = (hi - lo) * 2 ** (31 + shift) // m0                            # |acc·M| up to the type's span
+        acc = rng.integers(-min(top, 2**31 - 1), min(top, 2**31 - 1), 64)
+        acc[0], acc[-2:] = trap, (2**31 - 1, -2**31)
+        cases.append((acc.astype(np.int32), m0, shift, zp, dtype))
     return cases
 
 
@@ -248,7 +302,13 @@ def _requantize_mistakes(acc: int, m0: int, shift: int, zp: int, dtype: str, for
     twice = ("round once, exactly: acc·M is just off a half-way point here, and an earlier rounding (of "
              "acc·m0/2^31, or of a float32 product) moved it onto one")
     f32 = float(np.float32(acc) * np.float32(m0 * 2.0 ** (-31 - shift)))
+    f64 = float(np.float64(acc) * np.float64(m0)) / 2.0 ** (31 + shift)   # the product rounded to 53 bits
+    bits = abs(acc * m0).bit_length()
+    wide = (f"float64 keeps 53 significand bits and acc·m0 = {acc * m0} needs {bits}: rounded, it lands on a "
+            "half-way point. Compute acc·m0 exactly (np.int64, or Python int) and round the quotient yourself")
     mistakes = [
+        (clamp(np.rint(f64) + zp), wide),
+        (clamp(np.rint(f64 + zp)), wide),
         (clamp((exact + Fraction(1, 2)).__floor__() + zp), "a tie rounds to the even integer, not up"),
         (clamp((exact + zp + Fraction(1, 2)).__floor__()), "a tie rounds to the even integer, not up"),
         (clamp(round(Fraction(high, 2**shift)) + zp), twice),
@@ -315,7 +375,7 @@ def check_requantize(fn: Callable[[np.ndarray, int, int, int, str], np.ndarray])
                          "compute acc·m0 exactly (np.int64 or Python int: it needs up to 62 bits) and divide by "
                          "2**(31 + shift)")
             raise CheckFailed(f"requantize: wrong value for m0={m0}, shift={shift}, zero_point={zp}, dtype={dtype!r}: "
-                              f"acc[{i}] = {a} (acc·M = {float(Fraction(a * m0, 2 ** (31 + shift))):.6f}): "
+                              f"acc[{i}] = {a} (acc·M = {_exact_text(Fraction(a * m0, 2 ** (31 + shift)))}): "
                               f"expected {expected}, got {got[i]}. Hint: {hint}.")
         forms = still
     print(f"✓ requantize: {len(cases)} fresh cases agree with exact rational arithmetic ({_ZP_FORMS[forms[0]]}).")
@@ -386,37 +446,98 @@ def check_channel_scales(fn: Callable[[np.ndarray], np.ndarray]) -> None:
 # ---- exercise 4: predict, then measure -------------------------------------------------------------
 
 
-_DROP: dict[int, float] = {}
+#: Lab 6's biased calibration sets: 256 dim images, brightness (b, b + 0.2) instead of (0.6, 1.3), on every kind
+#: of background (chapter 6 measures night images on dark backgrounds and dim ones on light backgrounds).
+_DIM_WIDTH = 0.2
+#: The set the lab measures itself: brightness 0.2–0.4, ``shapes_dataset(256, seed=7, ...)``.
+_LAB_SET = (0.2, 7)
+_DROP: dict[tuple, tuple[float, float]] = {}
 
-#: The biased calibration set of lab 6's prediction: dim images (brightness 0.2–0.4) on any background.
-#: Chapter 6 measures other sets (night, bright white, dim on a light background), not this one.
-_PREDICTION_SET: dict[str, Any] = {"brightness": (0.2, 0.4)}
+#: What a prediction may use: its argument, numbers, ``math``, NumPy's arithmetic, and plain Python.
+_NUMPY_NAMES = frozenset({
+    "abs", "absolute", "arange", "arctan", "array", "asarray", "ceil", "clip", "cos", "cosh", "cumsum", "diff", "dot",
+    "e", "exp", "exp2", "expm1", "float32", "float64", "floor", "hypot", "inf", "interp", "isfinite", "linspace",
+    "log", "log10", "log1p", "log2", "maximum", "mean", "minimum", "pi", "polyfit", "polyval", "power", "prod",
+    "rint", "round", "searchsorted", "sign", "sin", "sinh", "sqrt", "square", "sum", "tanh", "where"})
+_BUILTIN_NAMES = ("abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "int", "isinstance",
+                  "len", "list", "map", "max", "min", "pow", "print", "range", "reversed", "round", "sorted", "sum",
+                  "tuple", "zip", "ValueError", "NotImplementedError")
+_METHOD_NAMES = frozenset({"append", "item", "items", "keys", "values", "tolist"})
 
 
-def _sealed(fn: Callable[[], Any]) -> Callable[[], Any]:
-    """``fn`` run with nothing of the notebook in reach: a prediction may not read the measurement."""
-    import builtins
+def _allowed_names() -> frozenset:
+    import math
+
+    return (_NUMPY_NAMES | _METHOD_NAMES | frozenset(_BUILTIN_NAMES) | {"np", "math"}
+            | {k for k in vars(math) if not k.startswith("_")})
+
+
+def _names_used(code: Any) -> set[str]:
+    """Every global and attribute name ``code`` reads, its nested functions' and comprehensions' included."""
     import types
 
-    if not isinstance(fn, types.FunctionType):
-        return fn   # graded (a Remote): it runs in the learner's process, against the notebook before the measurement
-    if fn.__closure__:
-        raise CheckFailed("prediction: write my_prediction as a plain function that returns your number")
-    sealed = types.FunctionType(fn.__code__, {"__builtins__": builtins, "np": np}, fn.__name__, fn.__defaults__)
-
-    def run() -> Any:
-        try:
-            return sealed()
-        except NameError as e:
-            raise CheckFailed(f"prediction: my_prediction must return your own number, not read the notebook's "
-                              f"variables ({e}); predict before you measure") from None
-
-    return run
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
 
 
-def _measured_drop(n_images: int) -> float:
-    """The lab's experiment, run by the checker: INT8 accuracy with representative minus dim calibration."""
-    if n_images not in _DROP:
+def _imports(code: Any) -> bool:
+    """True if ``code`` (or a function or comprehension inside it) imports a module."""
+    import dis
+    import types
+
+    return any(i.opname in ("IMPORT_NAME", "IMPORT_FROM") for i in dis.get_instructions(code)) or any(
+        _imports(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def _pure(fn: Callable[[float], Any]) -> Callable[[float], Any]:
+    """``fn`` as a function of its argument only: a prediction may not read the notebook (or the measurement).
+
+    In a notebook the function must be a plain ``def`` (no closure, no
+    default values) whose code reads no name but its arguments, ``np``,
+    ``math`` and the arithmetic in the lists above; it then runs with only
+    those in reach. Graded (a ``Remote`` of :mod:`npukit.teach.isolation`),
+    it runs in the learner's process, where the measurement cell has not run.
+    """
+    import builtins
+    import math
+    import types
+
+    if getattr(fn, "__npukit_remote__", False):
+        return fn
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
+        raise CheckFailed("prediction: write my_prediction as a plain function of `clipped` (def my_prediction"
+                          "(clipped): ..., no default values, nothing from around it) that returns your number")
+    if _imports(fn.__code__):
+        raise CheckFailed("prediction: my_prediction may not import anything (np and math are there); predict from "
+                          "the share clipped")
+    other = sorted(_names_used(fn.__code__) - _allowed_names())
+    if other:
+        raise CheckFailed(f"prediction: my_prediction may use only its argument, numbers, math, NumPy's arithmetic "
+                          f"(np.exp, np.interp …) and plain Python; it uses {', '.join(other)}. Predict from the "
+                          "share clipped, not from the notebook's variables or modules")
+    safe = {k: getattr(builtins, k) for k in _BUILTIN_NAMES}
+    return types.FunctionType(fn.__code__, {"__builtins__": safe, "np": np, "math": math}, fn.__name__)
+
+
+def _prediction_sets(rng: np.random.Generator) -> list[tuple[float, int]]:
+    """The lab's set, one dim set from the steep part of the curve, one from the flat part: (b, seed) each."""
+    return [_LAB_SET, (round(float(rng.uniform(0.14, 0.26)), 3), int(rng.integers(100, 100_000))),
+            (round(float(rng.uniform(0.3, 0.5)), 3), int(rng.integers(100, 100_000)))]
+
+
+def _measure(b: float, seed: int, n_images: int) -> tuple[float, float]:
+    """(share of held-out pixels above the input range, accuracy drop) for the dim set (b, seed), run by OpenVINO.
+
+    CameraNet (BatchNorm folded) quantized with a percentile observer on 256
+    representative images (``seed=7``) or on 256 dim ones, in INT8 on the
+    first ``n_images`` of the held-out draw (``shapes_dataset(2000,
+    seed=HELDOUT_SEED)``); the drop is the first accuracy minus the second.
+    """
+    key = (b, seed, n_images)
+    if key not in _DROP:
         import openvino as ov
 
         from .. import ptq, rewrites
@@ -425,64 +546,97 @@ def _measured_drop(n_images: int) -> float:
         from ..train import HELDOUT_SEED
 
         folded = rewrites.fold_batchnorm(CameraNet.pretrained().to_onnx())
-        images, truth = shapes_dataset(n_images, seed=HELDOUT_SEED)
-        core, acc = ov.Core(), []
-        for kw in ({}, _PREDICTION_SET):
-            qdq = ptq.to_qdq(folded, shapes_dataset(256, seed=7, **kw)[0], method="percentile", percentile=99.99)
+        images, truth = (a[:n_images] for a in shapes_dataset(2000, seed=HELDOUT_SEED))
+        core = ov.Core()
+
+        def accuracy(calibration: np.ndarray) -> float:
+            qdq = ptq.to_qdq(folded, calibration, method="percentile", percentile=99.99)
             model = core.read_model(qdq.SerializeToString(), b"")
-            model.reshape({"image": [n_images, 3, 32, 32]})
+            model.reshape({"image": [len(images), 3, 32, 32]})
             compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-            acc.append(float((compiled(images)[0].argmax(1) == truth).mean()))
-        _DROP[n_images] = acc[0] - acc[1]
-    return _DROP[n_images]
+            return float((compiled(images)[0].argmax(1) == truth).mean())
+
+        if ("rep", n_images) not in _DROP:
+            _DROP["rep", n_images] = (0.0, accuracy(shapes_dataset(256, seed=7)[0]))
+        dim = shapes_dataset(256, seed=seed, brightness=(b, b + _DIM_WIDTH))[0]
+        top = float(ptq.calibrate(folded, dim, method="percentile")["image"].scale) * 255
+        _DROP[key] = (float(np.mean(images > top)), _DROP["rep", n_images][1] - accuracy(dim))
+    return _DROP[key]
 
 
-def check_calibration_prediction(fn: Callable[[], Any], measured_drop: float, *, n_images: int = 1000,
-                                 tolerance: float = 0.05) -> None:
-    """Compare the learner's predicted accuracy drop ``fn()`` (a fraction) with the measured one.
+def check_calibration_prediction(fn: Callable[[float], Any], measured_drop: float, *, n_images: int = 1000,
+                                 atol: float = 0.015, rtol: float = 0.35) -> None:
+    """Compare ``fn(clipped)``, a predicted accuracy drop (a fraction), with the drops this check measures.
 
-    The experiment is lab 6's: CameraNet quantized with a percentile observer
-    on 256 representative images or on 256 dim ones (``brightness=(0.2,
-    0.4)`` on any background, a set chapter 6 does not measure), run by
-    OpenVINO on ``n_images`` held-out images. The checker runs it itself, so a
-    ``measured_drop`` that is not this run's measurement is refused too.
+    ``clipped`` is the share of held-out pixels above the top of the input
+    range that a calibration set gives (percentile observer). The check
+    measures three of lab 6's dim calibration sets, each against a
+    representative one (:func:`_measure`): the lab's own (brightness
+    0.2–0.4, whose drop the lab measured as ``measured_drop``), and two drawn
+    fresh on every call (from the grading seed when grading), one with
+    brightness from 0.14–0.26 and one from 0.3–0.5, so a single number
+    cannot pass. A prediction passes within ``max(atol, rtol × measured)``
+    of each. ``fn`` may read nothing but its argument (:func:`_pure`).
 
     Raises
     ------
     NotAttempted
         If ``fn`` still raises ``NotImplementedError``.
     CheckFailed
-        If the prediction is not a fraction, ``measured_drop`` is not the
-        measurement, or the prediction is off by more than ``tolerance``.
+        If ``fn`` is not a plain function of its argument, returns
+        something that is not a fraction, ``measured_drop`` is not the
+        measurement, or a prediction is off by more than the tolerance.
+    TypeError, ValueError
+        If ``fn`` is not callable, or ``measured_drop``, ``n_images``,
+        ``atol`` or ``rtol`` is not a number in range.
 
     Examples
     --------
-    >>> check_calibration_prediction(lambda: 15, 0.147)
+    >>> check_calibration_prediction(lambda clipped: 0.1, 0.5)   # not the lab's measurement
     Traceback (most recent call last):
     ...
-    npukit.teach.core.CheckFailed: prediction: write the drop as a fraction between 0 and 1 (0.1 for ten points), got 15.0
+    npukit.teach.core.CheckFailed: prediction: measured_drop = 0.5000 is not what this experiment measures; re-run the measurement cell as it is
     """
     if not callable(fn):
         raise TypeError(f"fn must be your function my_prediction (returning a fraction), got {type(fn).__name__}")
-    _check.real(measured_drop, "measured_drop")
-    n_images = _check.integer(n_images, "n_images", minimum=1, maximum=100_000)  # the experiment runs again on them
-    tolerance = _check.positive(tolerance, "tolerance")
-    p = learner_call("prediction", _sealed(fn), forbid=_forbidden())
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
-        raise CheckFailed(f"prediction: return a number (a fraction such as 0.1), got {p!r}")
-    p = float(p)
-    if not 0 <= p <= 1:
-        raise CheckFailed(f"prediction: write the drop as a fraction between 0 and 1 (0.1 for ten points), got {p}")
-    m = _measured_drop(n_images)
-    if not np.isclose(float(measured_drop), m, rtol=0, atol=1e-9):
-        raise CheckFailed(f"prediction: measured_drop = {float(measured_drop):.4f} is not what this experiment "
-                          "measures; re-run the measurement cell as it is")
-    if abs(p - m) > tolerance:
-        why = ("the drop is larger than you expected: the dim set's input range ends well below the brightest "
-               "held-out pixels, and every pixel above it is clipped at the very first layer" if m > p else
-               "the drop is smaller than you expected: what costs accuracy is how much of the real data the "
-               "calibrated range clips, and by how much; compare this set's share with the night set's in chapter 6")
-        raise CheckFailed(f"prediction: you predicted a drop of {100 * p:.1f} points; the run measured "
-                          f"{100 * m:.1f}. {why}.")
-    print(f"✓ prediction: you predicted a drop of {100 * p:.1f} points; the run measured {100 * m:.1f}.")
+    measured_drop = _check.real(measured_drop, "measured_drop")
+    n_images = _check.integer(n_images, "n_images", minimum=1)
+    if n_images > 2000:
+        raise ValueError(f"n_images must be at most 2000 (the held-out draw), got {n_images}")
+    atol, rtol = _check.fraction(atol, "atol"), _check.positive(rtol, "rtol")
+    sets = _prediction_sets(_fresh("prediction", 6104))
+    predict = _pure(fn)
+    measured = []
+    for k, (b, seed) in enumerate(sets):
+        clipped, drop = _measure(b, seed, n_images)
+        if k == 0 and not np.isclose(float(measured_drop), drop, rtol=0, atol=1e-9):
+            raise CheckFailed(f"prediction: measured_drop = {float(measured_drop):.4f} is not what this experiment "
+                              "measures; re-run the measurement cell as it is")
+        p = learner_call("prediction", predict, clipped, forbid=_prediction_forbidden())
+        if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or not np.isfinite(p):
+            raise CheckFailed(f"prediction: return a number (a fraction such as 0.1), got {p!r} for clipped = "
+                              f"{clipped:.3f}")
+        p = float(p)
+        if not 0 <= p <= 1:
+            raise CheckFailed(f"prediction: write the drop as a fraction between 0 and 1 (0.1 for ten points), got "
+                              f"{p} for clipped = {clipped:.3f}")
+        what = ("the lab's dim set (brightness 0.2–0.4)" if k == 0 else
+                f"a dim set of brightness {b:.2f}–{b + _DIM_WIDTH:.2f} (seed {seed})")
+        if abs(p - drop) > max(atol, rtol * abs(drop)):
+            why = ("larger than you expected: the range ends well below the bright held-out pixels, and every one "
+                   "above it is clipped at the very first layer; the cost grows much faster than the share clipped"
+                   if drop > p else
+                   "smaller than you expected: a range that clips a small share of the pixels, by a little, costs "
+                   "almost nothing; the cost grows much faster than the share clipped")
+            raise CheckFailed(f"prediction: for {what}, whose input range leaves {clipped:.1%} of the held-out "
+                              f"pixels above it, you predicted a drop of {100 * p:.1f} points; the run measured "
+                              f"{100 * drop:.1f}. The drop is {why}.")
+        measured.append(f"{clipped:.0%} clipped: {100 * p:.1f} predicted, {100 * drop:.1f} measured")
+    print(f"✓ prediction: accuracy drop in points, for three dim calibration sets: {'; '.join(measured)}.")
 
+
+def _prediction_forbidden() -> list:
+    """What a prediction may not run: the experiment itself (quantization, the data, the network, the runtimes)."""
+    from .. import data, models, rewrites, train
+
+    return [*_forbidden(), data, models, rewrites, train]

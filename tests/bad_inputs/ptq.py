@@ -30,6 +30,11 @@ CASES = [
     bad(ptq.calibrate, FOLDED, np.full((2, 3, 32, 32), np.nan, np.float32), names="finite"),
     bad(ptq.calibrate, CameraNet.pretrained().to_onnx(), CAL, names="fold"),
     bad(ptq.to_qdq, FOLDED, CAL, fixed={"nope": quant.QParams(np.float32(1), np.int64(0), "uint8")}, names="fixed"),
+    # a fixed quantizer is written as a uint8 per-tensor pair: another type is refused (QParams refuses a zero point that would wrap)
+    bad(ptq.to_qdq, FOLDED, CAL, fixed={"image": quant.QParams(np.float32(0.05), np.int64(-100), "int8")},
+        names="fixed['image']"),
+    bad(ptq.to_qdq, FOLDED, CAL, fixed={"image": quant.QParams(np.float32(0.05), np.int64(3), "uint4")},
+        names="fixed['image']"),
     bad(ptq.to_qdq, FOLDED, CAL, keep_float="stem.conv", exc=TypeError, names="keep_float"),
     bad(ptq.to_qdq, FOLDED, CAL, fixed=[("image", None)], exc=TypeError, names="fixed"),
     bad(ptq.float_forward, "model.onnx", CAL, exc=TypeError, names="model"),

@@ -24,6 +24,16 @@ CASES = [
     bad(roofline.stream_bandwidth, 2**20, repeat=0, names="repeat"),
     bad(roofline.stream_bandwidth, 2**20, warmup=-1, names="warmup"),
     bad(roofline.stream_bandwidth, 2**20, warmup=True, exc=TypeError, names="warmup"),
+    # stream_comparison
+    bad(roofline.stream_comparison, [(2**20, "copy"), (2**20, "relu")], exc=TypeError, names="cases"),
+    bad(roofline.stream_comparison, {"copy": (2**20, "copy")}, names="cases"),
+    bad(roofline.stream_comparison, {"a": (1024, "copy"), "b": (2**20, "copy")}, names="cases['a'] nbytes"),
+    bad(roofline.stream_comparison, {"a": (2**20, "triad"), "b": (2**20, "copy")}, names="cases['a'] kernel"),
+    bad(roofline.stream_comparison, {"a": 2**20, "b": (2**20, "copy")}, exc=TypeError, names="cases['a']"),
+    bad(roofline.stream_comparison, {"a": (2**20, "copy"), "b": (2**20, "relu")}, rounds=2, names="rounds"),
+    bad(roofline.stream_comparison, {"a": (2**20, "copy"), "b": (2**20, "relu")}, threads=0, names="threads"),
+    bad(roofline.stream_comparison, {"a": (2**20, "copy"), "b": (2**20, "relu")}, warmup=-1, names="warmup"),
+    bad(roofline.stream_comparison, {"a": (2**40, "copy"), "b": (2**20, "relu")}, names="cases"),
     # measure_machine
     bad(roofline.measure_machine, repeat=0, names="repeat"),
     bad(roofline.measure_machine, repeat=2.5, exc=TypeError, names="repeat"),

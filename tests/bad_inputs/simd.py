@@ -36,6 +36,10 @@ CASES = [
     bad(S.LayoutTiming, "scale", (1, 2, 4), 1e-6, 1e-6, names="shape"),
     bad(S.LayoutTiming, "scale", (1, 2, 4, 4), -1e-6, 1e-6, names="nchw_s"),
     bad(S.LayoutTiming, "scale", (1, 2, 4, 4), 1e-6, "fast", exc=TypeError, names="nhwc_s"),
+    bad(S.LayoutTiming, "scale", (1, 2, 4, 4), 1e-6, 1e-6, "fast", (), exc=TypeError, names="nchw_times"),
+    bad(S.LayoutTiming, "scale", (1, 2, 4, 4), 1e-6, 1e-6, (1e-6, 1e-6), (1e-6, -1.0), names="nhwc_times[1]"),
+    bad(S.LayoutTiming, "scale", (1, 2, 4, 4), 1e-6, 1e-6, (1e-6, 1e-6), (), names="same number of rounds"),
+    bad(S.LayoutTiming, "scale", (1, 2, 4, 4), 1e-6, 1e-6, (1e-6, 3e-6), (1e-6, 1e-6), names="nchw_s must be the median"),
     # channel_sweep
     bad(S.channel_sweep, 0, names="elements"),
     bad(S.channel_sweep, 4096.0, exc=TypeError, names="elements"),
@@ -56,6 +60,8 @@ CASES = [
     bad(S.measure_layouts, [(1, 2, 4, 4)], repeat=0, names="repeat"),
     bad(S.measure_layouts, [(1, 2, 4, 4)], warmup=-1, names="warmup"),
     bad(S.measure_layouts, [(1, 2, 4, 4)], rounds=1.0, exc=TypeError, names="rounds"),
+    bad(S.measure_layouts, [(1, 2, 4, 4)], seed=-1, names="seed"),
+    bad(S.measure_layouts, [(1, 2, 4, 4)], min_time=-1.0, names="min_time"),
     # complex or bool weights, sizes (issue 24)
     bad(S.depthwise_conv, X, W.astype(np.complex64), exc=TypeError, names="w"),
     bad(S.depthwise_conv, X, W.astype(bool), exc=TypeError, names="w"),

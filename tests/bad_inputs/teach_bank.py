@@ -6,7 +6,9 @@ from npukit.teach import bank
 
 Q = bank.get("ch1-c-stride")
 C = bank.get("ch1-fancy-index")
+F = bank.get("ch6-quantize")
 _OPTS = C.options
+_P = dict(Q.params)
 
 CASES = [
     bad(bank.questions, "9", names="unit"),
@@ -32,6 +34,18 @@ CASES = [
     bad(bank.Question, "x", "1", 1, "numeric", "t", names="numeric question needs"),
     bad(bank.Question, "x", "1", 1, "short", "t", names="model answer and a rubric"),
     bad(Q.instance, {"shape": (2, 3)}, names="params"),
+    bad(Q.instance, [("shape", (8, 32, 32, 3))], exc=TypeError, names="params"),
+    bad(Q.instance, {**_P, "order": "C"}, names="params"),
+    bad(Q.instance, {**_P, "axis": 1.5}, exc=TypeError, names="params['axis']"),
+    bad(Q.instance, {**_P, "axis": True}, exc=TypeError, names="params['axis']"),
+    bad(Q.instance, {**_P, "shape": (8, 32)}, names="params['shape']"),
+    bad(Q.instance, {**_P, "shape": "8, 32, 32, 3"}, exc=TypeError, names="params['shape']"),
+    bad(Q.instance, {**_P, "shape": (8, 32, 32, 3.0)}, exc=TypeError, names="params['shape'][3]"),
+    bad(Q.instance, {**_P, "dtype": "complex64"}, names="params"),
+    bad(Q.instance, {**_P, "axis": 7}, names="params"),
+    bad(F.instance, {**F.params, "x": float("nan")}, names="params['x']"),
+    bad(F.instance, {**F.params, "s": "0.5"}, exc=TypeError, names="params['s']"),
+    bad(F.instance, {**F.params, "s": 0.0}, names="params"),
     bad(C.instance, names="instance"),
     bad(Q.variant, 3, exc=TypeError, names="rng"),
 ]

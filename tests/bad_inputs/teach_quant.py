@@ -5,7 +5,7 @@ from badinput import bad
 from npukit.teach import quant as q
 
 
-def _predict():
+def _predict(clipped):
     return 0.1
 
 
@@ -17,5 +17,7 @@ CASES = [
     bad(q.check_calibration_prediction, _predict, "0.1", exc=TypeError, names="measured_drop"),
     bad(q.check_calibration_prediction, _predict, float("nan"), names="measured_drop"),
     bad(q.check_calibration_prediction, _predict, 0.1, n_images=10**12, names="n_images"),
-    bad(q.check_calibration_prediction, _predict, 0.1, tolerance=0.0, names="tolerance"),
+    bad(q.check_calibration_prediction, _predict, 0.1, n_images=2001, names="n_images"),   # the held-out draw's 2,000
+    bad(q.check_calibration_prediction, _predict, 0.1, atol=1.5, names="atol"),
+    bad(q.check_calibration_prediction, _predict, 0.1, rtol=0.0, names="rtol"),
 ]

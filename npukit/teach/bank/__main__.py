@@ -6,7 +6,7 @@ import argparse
 import pathlib
 import sys
 
-from . import KINDS, counts, questions, to_gift
+from . import KINDS, UNITS, counts, questions, to_gift
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +23,14 @@ def main(argv: list[str] | None = None) -> int:
         for unit, by_kind in counts().items():
             print(f"{unit:<5} " + "  ".join(f"{by_kind[k]:>7}" for k in KINDS) + f"  {sum(by_kind.values()):>7}")
         return 0
-    units = args.units.split(",") if args.units else None
+    units = None
+    if args.units is not None:
+        units = list(dict.fromkeys(u.strip() for u in args.units.split(",")))     # each unit once, in order
+        unknown = [u for u in units if u not in UNITS]
+        if unknown or not units:
+            g.error(f"--units must be a comma-separated list of {', '.join(UNITS)}; got {args.units!r}")
+    if args.seed is not None and args.seed < 0:
+        g.error(f"--seed must be a non-negative integer, got {args.seed}")
     chosen = [q for u in (units or [None]) for q in questions(u)]
     text = to_gift(chosen, seed=args.seed)
     if args.output:

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from ..._arith import ceil_div
-from .core import choice, fmt, numeric, short
+from .core import choice, fmt, numeric, plural, short
 
 U = "8"
 
 
 
+def _array_cycles(m, n, k, r):
+    return ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2)              # weight-stationary, chapter 5
+
+
+def _array_bytes(m, n, k):
+    return m * k + k * n + m * n          # INT8 input (a 1×1 layer's A is its input tensor), weights, output
+
+
 def _array_us(m, n, k, r, ghz, gbs):
-    cycles = ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2)              # weight-stationary, chapter 5
-    nbytes = m * k + k * n + m * n                                   # INT8 input, weights and output
-    return max(cycles / (ghz * 1e3), nbytes / (gbs * 1e3))          # µs
+    return max(_array_cycles(m, n, k, r) / (ghz * 1e3), _array_bytes(m, n, k) / (gbs * 1e3))          # µs
+
+
+def _fp32_bytes(cout, cin):
+    return 4 * (cout * cin + cout)                   # float32 weights and the folded BatchNorm's biases
 
 
 def _qdq_bytes(cout, cin):
@@ -48,34 +58,45 @@ QUESTIONS = [
         source="chapter 8, explaining every number"),
     numeric(
         "ch8-array-layer", U, 4,
-        "A layer's GEMM (chapter 5's convention: M = {m} output pixels, N = {n} filters, K = {k}) runs in INT8 on "
-        "a {r}×{r} weight-stationary array at {ghz} GHz with {gbs} GB/s of DRAM bandwidth. Taking the longer of its "
-        "array cycles (chapter 5's count) and its compulsory INT8 bytes (input, weights and output, each moved once) over the "
-        "bandwidth, how many µs does it take at least? (Three decimals.)",
+        "A pointwise (1×1, stride 1) convolution runs in INT8 on a {r}×{r} weight-stationary array at {ghz} GHz with "
+        "{gbs} GB/s of DRAM bandwidth. Its GEMM, in chapter 5's convention, has M = {m} output pixels, N = {n} "
+        "filters and K = {k} input channels, so A (M×K) is the layer's input tensor itself. Taking the longer of "
+        "two times, its array cycles (chapter 5's count) at the clock and its compulsory INT8 bytes (input, "
+        "weights and output, each moved once) over the bandwidth, how many µs does it take at least? "
+        "(Three decimals.)",
         dict(m=16, n=128, k=64, r=32, ghz=1.0, gbs=136.5),
         _array_us,
         lambda m, n, k, r, ghz, gbs, answer: (
-            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {ceil_div(k, r) * ceil_div(n, r)} folds × (3·{r} + {m} − 2) = "
-            f"{fmt(ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2))}, {ceil_div(k, r) * ceil_div(n, r) * (3 * r + m - 2) / (ghz * 1e3):.3f} µs; "
-            f"bytes {fmt(m * k + k * n + m * n)}, {(m * k + k * n + m * n) / (gbs * 1e3):.3f} µs: {answer:.3f} µs."),
+            f"Cycles: ⌈{k}/{r}⌉·⌈{n}/{r}⌉ = {plural(ceil_div(k, r) * ceil_div(n, r), 'fold')} × (3·{r} + {m} − 2) "
+            f"= {fmt(_array_cycles(m, n, k, r))}, {_array_cycles(m, n, k, r) / (ghz * 1e3):.3f} µs; bytes "
+            f"{fmt(m * k)} + {fmt(k * n)} + {fmt(m * n)} = {fmt(_array_bytes(m, n, k))}, "
+            f"{_array_bytes(m, n, k) / (gbs * 1e3):.3f} µs: {answer:.3f} µs."),
         lambda rng: dict(m=int(rng.choice([1, 16, 49, 64, 256])), n=int(rng.choice([8, 64, 128, 512])),
-                         k=int(rng.choice([9, 27, 64, 576])), r=int(rng.choice([16, 32, 64])),
+                         k=int(rng.choice([16, 32, 64, 128, 256])), r=int(rng.choice([16, 32, 64])),
                          ghz=float(rng.choice([0.8, 1.0, 1.2])), gbs=float(rng.choice([25.6, 50.0, 136.5]))),
-        abs_tol=0.0006, source="ex-ch8-datasheet"),
+        abs_tol=0.0006,
+        mistakes=[(lambda m, n, k, r, ghz, gbs: (_array_cycles(m, n, k, r) / (ghz * 1e3)
+                                                 + _array_bytes(m, n, k) / (gbs * 1e3)),
+                   "That adds the two times; the bound is the longer of them, the array computing while the bytes "
+                   "move.")],
+        source="ex-ch8-datasheet"),
     numeric(
         "ch8-qdq-ratio", U, 1,
-        "A 1×1 convolution from {cin} to {cout} channels stores {cout}·{cin} float32 weights and no bias. Quantized "
-        "in QDQ form it stores int8 weights, one float32 scale and one int8 zero point per output channel, and an "
-        "int32 bias per output channel (the folded BatchNorm's). How many times smaller are its stored bytes? "
-        "(Two decimals.)",
+        "A 1×1 convolution from {cin} to {cout} channels, its BatchNorm folded in, stores {cout}·{cin} float32 "
+        "weights and {cout} float32 biases. Quantized in QDQ form it stores int8 weights, one float32 scale and one "
+        "int8 zero point per output channel, and an int32 bias per output channel. How many times smaller are its "
+        "stored bytes? (Two decimals.)",
         dict(cin=64, cout=128),
-        lambda cin, cout: 4 * cout * cin / _qdq_bytes(cout, cin),
-        lambda cin, cout, answer: (f"Float32: {fmt(4 * cout * cin)} B. QDQ: {fmt(cout * cin)} + {4 * cout} + {cout} + "
-                                   f"{4 * cout} = {fmt(_qdq_bytes(cout, cin))} B. Ratio {answer:.2f}: less than 4, "
-                                   "because scales, zero points and biases do not shrink."),
-        lambda rng: dict(cin=int(rng.choice([3, 16, 32, 64, 128])), cout=int(rng.choice([16, 32, 64, 128, 256]))),
+        lambda cin, cout: _fp32_bytes(cout, cin) / _qdq_bytes(cout, cin),
+        lambda cin, cout, answer: (f"Float32: 4·({fmt(cout * cin)} + {cout}) = {fmt(_fp32_bytes(cout, cin))} B. QDQ: "
+                                   f"{fmt(cout * cin)} + {4 * cout} + {cout} + {4 * cout} = "
+                                   f"{fmt(_qdq_bytes(cout, cin))} B. Ratio {answer:.2f}: less than 4, because the "
+                                   "scales and zero points are extra and the biases do not shrink."),
+        lambda rng: dict(cin=int(rng.choice([16, 32, 64, 128])), cout=int(rng.choice([16, 32, 64, 128, 256]))),
         abs_tol=0.006,
-        mistakes=[(lambda cin, cout: 4.0, "Four is the ratio for the weights alone.")],
+        mistakes=[(lambda cin, cout: 4.0, "Four is the ratio for the weights alone."),
+                  (lambda cin, cout: 4 * cout * cin / _qdq_bytes(cout, cin),
+                   "That leaves out the float32 model's biases, which the folded BatchNorm gave it.")],
         source="chapter 8, stage 3"),
     numeric(
         "ch8-widen-macs", U, 5,

@@ -3,10 +3,14 @@
 Three kinds of question (see the bank's page, ``chapters/question_bank.md``):
 
 * ``numeric``: a text with parameters, a default worked instance, an answer
-  computed from the parameters by a formula, a tolerance, and the answers the
-  typical mistakes give (so that an LMS can say which mistake was made). A
-  ``draw`` function picks other parameters from a random generator: the same
-  question with other numbers, for a class or a student.
+  computed from the parameters by a formula, a tolerance, the answers the
+  typical mistakes give (so that an LMS can say which mistake was made) and,
+  where a chapter teaches two right ways to compute it, the other right
+  answer (``also``), accepted with its own feedback. A ``draw`` function
+  picks other parameters from a random generator: the same question with
+  other numbers, for a class or a student. Every numeric question states all
+  its premises, so that it stands alone when its numbers are drawn on their
+  own or when a quiz draws it at random.
 * ``choice``: one right option and distractors, each distractor the answer a
   typical mistake gives, with the feedback that names the mistake.
 * ``short``: an answer in a few sentences, with a model answer and a rubric
@@ -19,6 +23,7 @@ and a phrase of that objective, which a test finds on the page.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Callable, Mapping
 
@@ -135,14 +140,20 @@ class Mistake(_Record):
 
 
 class Instance(_Record):
-    """One numeric question with its numbers filled in."""
+    """One numeric question with its numbers filled in.
 
-    __slots__ = ("text", "answer", "tolerance", "solution", "mistakes", "params")
+    ``also`` holds the other right answers (value, feedback) that differ from
+    ``answer`` by more than the tolerance; ``mistakes`` the typical mistakes'
+    answers that differ from every right one.
+    """
+
+    __slots__ = ("text", "answer", "tolerance", "solution", "mistakes", "params", "also")
 
     def __init__(self, text: str, answer: float, tolerance: float, solution: str,
-                 mistakes: tuple[tuple[float, str], ...], params: Mapping[str, Any]) -> None:
+                 mistakes: tuple[tuple[float, str], ...], params: Mapping[str, Any],
+                 also: tuple[tuple[float, str], ...] = ()) -> None:
         self.text, self.answer, self.tolerance = text, answer, tolerance
-        self.solution, self.mistakes, self.params = solution, mistakes, params
+        self.solution, self.mistakes, self.params, self.also = solution, mistakes, params, also
 
 
 class Question(_Record):
@@ -154,18 +165,18 @@ class Question(_Record):
     """
 
     __slots__ = ("id", "unit", "objective", "kind", "text", "solution", "params", "answer", "rel_tol", "abs_tol",
-                 "draw", "mistakes", "options", "rubric", "pointer", "source")
+                 "draw", "mistakes", "options", "rubric", "pointer", "source", "also")
 
     def __init__(self, id: str, unit: str, objective: int, kind: str, text: str, solution: Any = "",
                  params: Mapping[str, Any] | None = None, answer: Callable[..., float] | None = None,
                  rel_tol: float = 0.0, abs_tol: float = 0.0,
                  draw: Callable[[np.random.Generator], dict] | None = None, mistakes: tuple[Mistake, ...] = (),
                  options: tuple[Option, ...] = (), rubric: tuple[tuple[int, str], ...] = (), pointer: str = "",
-                 source: str = "") -> None:
+                 source: str = "", also: tuple[Mistake, ...] = ()) -> None:
         self.id, self.unit, self.objective, self.kind, self.text = id, unit, objective, kind, text
         self.solution, self.params, self.answer, self.rel_tol, self.abs_tol = solution, params, answer, rel_tol, abs_tol
         self.draw, self.mistakes, self.options, self.rubric = draw, tuple(mistakes), tuple(options), tuple(rubric)
-        self.pointer, self.source = pointer, source
+        self.pointer, self.source, self.also = pointer, source, tuple(also)
         self._validate()
 
     def _validate(self) -> None:
@@ -191,22 +202,52 @@ class Question(_Record):
 
     @property
     def points(self) -> int:
-        """Marks: 1 for numeric and choice questions, the rubric's total for a short answer."""
+        """The marks a question is meant to carry: 1 for numeric and choice questions, the rubric's total for a
+        short answer. (Moodle imports every GIFT question with a default mark of 1: see the bank's page.)"""
         return sum(p for p, _ in self.rubric) if self.kind == "short" else 1
+
+    def _params(self, params: Any) -> dict:
+        """``params`` checked against the worked instance's: the same names, each value of the same kind."""
+        if params is None:
+            return dict(self.params)
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
+        p = dict(params)
+        missing, unknown = set(self.params) - set(p), set(p) - set(self.params)
+        if missing or unknown:
+            raise ValueError(f"params must give exactly {sorted(self.params)} for {self.id}"
+                             + (f", missing {sorted(missing)}" if missing else "")
+                             + (f", unknown {sorted(unknown)}" if unknown else ""))
+        return {key: _same_kind(p[key], default, f"params[{key!r}]") for key, default in self.params.items()}
 
     def instance(self, params: Mapping[str, Any] | None = None) -> Instance:
         """This numeric question with ``params`` (default: the worked instance) filled in."""
         if self.kind != "numeric":
             raise ValueError(f"instance: {self.id} is a {self.kind} question, not a numeric one")
-        p = dict(self.params if params is None else params)
-        missing = set(self.params) - set(p)
-        if missing:
-            raise ValueError(f"params must give {sorted(self.params)}, missing {sorted(missing)}")
+        p = self._params(params)
+        try:
+            with np.errstate(divide="raise", over="raise", invalid="raise"):     # an error, not an inf
+                return self._fill(p)
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"params {p} cannot be asked in {self.id}: {type(e).__name__}: {e}") from None
+
+    def _fill(self, p: dict) -> Instance:
         answer = float(self.answer(**p))
+        if not math.isfinite(answer):
+            raise ValueError(f"the answer is not finite ({answer})")
         tolerance = max(self.abs_tol, self.rel_tol * abs(answer))
-        values = [(m.value(**p), m.feedback) for m in self.mistakes]     # None: the mistake changes nothing here
-        mistakes = tuple((float(v), why) for v, why in values if v is not None and abs(float(v) - answer) > tolerance)
-        return Instance(self.text.format(**p), answer, tolerance, self.solution(answer=answer, **p), mistakes, p)
+        right, also, mistakes = [answer], [], []
+        for a in self.also:                                          # other right answers
+            v = a.value(**p)
+            if v is not None and all(abs(float(v) - r) > tolerance for r in right):
+                right.append(float(v))
+                also.append((float(v), a.feedback))
+        for m in self.mistakes:                                      # None: the mistake changes nothing here
+            v = m.value(**p)
+            if v is not None and all(abs(float(v) - r) > tolerance for r in right):
+                mistakes.append((float(v), m.feedback))
+        return Instance(self.text.format(**p), answer, tolerance, self.solution(answer=answer, **p),
+                        tuple(mistakes), p, tuple(also))
 
     def variant(self, rng: np.random.Generator) -> Instance:
         """The same numeric question with parameters drawn from ``rng``."""
@@ -216,11 +257,13 @@ class Question(_Record):
 
 def numeric(id: str, unit: str, objective: int, text: str, params: dict, answer: Callable[..., float],
             solution: Callable[..., str], draw: Callable[[np.random.Generator], dict], *,
-            rel_tol: float = 0.0, abs_tol: float = 0.0, mistakes: tuple = (), pointer: str = "",
+            rel_tol: float = 0.0, abs_tol: float = 0.0, mistakes: tuple = (), also: tuple = (), pointer: str = "",
             source: str = "") -> Question:
-    """A numeric question; ``mistakes`` are ``(function of the params, feedback)`` pairs."""
+    """A numeric question; ``mistakes`` (answers worth nothing) and ``also`` (other right answers) are
+    ``(function of the params, feedback)`` pairs."""
     return Question(id, unit, objective, "numeric", text, solution, params, answer, rel_tol, abs_tol, draw,
-                    tuple(Mistake(f, why) for f, why in mistakes), pointer=pointer, source=source)
+                    tuple(Mistake(f, why) for f, why in mistakes), pointer=pointer, source=source,
+                    also=tuple(Mistake(f, why) for f, why in also))
 
 
 def choice(id: str, unit: str, objective: int, text: str, right: tuple[str, str],
@@ -236,6 +279,32 @@ def short(id: str, unit: str, objective: int, text: str, model: str, rubric: lis
     """A short-answer question: a model answer and a rubric of ``(points, criterion)``."""
     return Question(id, unit, objective, "short", text, model, rubric=tuple(rubric), pointer=pointer,
                     source=source)
+
+
+def _same_kind(value: Any, default: Any, name: str) -> Any:
+    """``value`` if it is of the kind of the worked instance's ``default`` (a list for a tuple becomes a tuple);
+    ``TypeError`` or ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, bool) and not isinstance(default, bool):
+        raise TypeError(f"{name} must be a number, not a bool, got {value!r}")
+    if isinstance(default, numbers.Integral):
+        return _check.integer(value, name)
+    if isinstance(default, numbers.Real):
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        return value
+    if isinstance(default, str):
+        return _check.text(value, name)
+    if isinstance(default, tuple):
+        items = _check.sequence(value, name, length=len(default))
+        return tuple(_same_kind(v, d, f"{name}[{i}]") for i, (v, d) in enumerate(zip(items, default)))
+    return value
+
+
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, with an ``s`` unless ``n`` is 1: ``plural(1, "fold")`` is ``"1 fold"``."""
+    return f"{fmt(n)} {word}{'' if n == 1 else 's'}"
 
 
 def fmt(x: Any) -> str:

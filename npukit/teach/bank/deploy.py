@@ -53,9 +53,9 @@ QUESTIONS = [
         source="ex-ch7-requests"),
     numeric(
         "ch7-two-requests", U, 4,
-        "The same pipeline ({decode} ms to decode, {infer} ms to infer, one inference at a time) with two infer "
-        "requests, so that the next frame is decoded while the current one is inferred: how many frames per "
-        "second? (One decimal.)",
+        "Decoding a camera frame takes the host {decode} ms and one inference takes {infer} ms on an NPU that runs "
+        "one inference at a time. With two infer requests, so that the next frame is decoded while the current one "
+        "is inferred, how many frames per second can the application sustain? (One decimal.)",
         dict(decode=5, infer=20),
         lambda decode, infer: 1000 / max(decode, infer),
         lambda decode, infer, answer: (f"In the steady state the slower of the two stages sets the pace: one frame "

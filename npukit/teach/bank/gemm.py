@@ -45,7 +45,8 @@ QUESTIONS = [
         source="self-check 1"),
     numeric(
         "ch4-conv-macs", U, 1,
-        "The same layer ({k}×{k}, {cin} → {cout} channels, a {h}×{h} output, batch 1): how many MACs does its GEMM do?",
+        "A {k}×{k} convolution with {cin} input and {cout} output channels produces a {h}×{h} map (batch 1). "
+        "Lowered to a GEMM, how many MACs does it do?",
         dict(cin=64, cout=128, k=3, h=28),
         lambda cin, cout, k, h: cout * h * h * cin * k * k,
         lambda cin, cout, k, h, answer: (f"M·N·K = {cout}·{h * h}·{cin * k * k} = {fmt(answer)} MACs."),
@@ -68,7 +69,8 @@ QUESTIONS = [
         source="ex-ch4-traffic"),
     numeric(
         "ch4-traffic-kmn-writes", U, 3,
-        "The same {n}³ float32 GEMM with {b}³ tiles in loop order `kmn` (k outermost): how many bytes of C does it "
+        "A {n}×{n}×{n} float32 GEMM runs with {b}×{b}×{b} tiles in loop order `kmn` (k outermost), in chapter 4's "
+        "buffer model (one slot per operand, 64-byte lines, rows starting on lines). How many bytes of C does it "
         "write to DRAM?",
         dict(n=256, b=64),
         lambda n, b: (n // b) * n * n * 4,

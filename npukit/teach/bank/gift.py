@@ -4,10 +4,14 @@ The escaping follows Moodle's own GIFT importer and exporter
 (``question/format/gift/format.php``): ``\\ ~ = # { } :`` are escaped with a
 backslash and a newline inside a text is written ``\\n``, because a blank line
 ends a question. Texts are Markdown (``[markdown]``). Numeric questions carry
-the right answer with its tolerance and, at 0 %, the answers the typical
-mistakes give with feedback naming the mistake; short answers become essay
-questions (graded by hand) whose general feedback holds the model answer and
-the rubric. See the bank's page, chapters/question_bank.md.
+the right answer with its tolerance, any other right answer (full marks,
+with its own feedback) and, at 0 %, the answers the typical mistakes give
+with feedback naming the mistake; short answers become essay questions
+(graded by hand) whose general feedback holds the model answer and the
+rubric. GIFT has no syntax for a question's mark, and Moodle gives every
+imported question a default mark of 1; an essay's comment line says which
+mark to set instead (its rubric's total). See the bank's page,
+chapters/question_bank.md.
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ def number(x: float) -> str:
 
 
 def category(unit: str, title: str = "Tensors on Silicon") -> str:
-    """The Moodle question category of a unit, e.g. ``Tensors on Silicon/Chapter 01 Tensors are memory``."""
+    """The Moodle question category of a unit, e.g. ``Tensors on Silicon/Chapter 01 Tensors are memory``
+    (the diagnostic's is ``Tensors on Silicon/Prerequisite diagnostic``)."""
     name = UNITS[unit][1]
-    label = "Prerequisites" if unit == "pre" else f"Chapter {unit.zfill(2) if unit != '3b' else '03b'}"
-    return f"{title}/{label} {name}"
+    if unit == "pre":
+        return f"{title}/{name}"
+    return f"{title}/Chapter {unit.zfill(2) if unit != '3b' else '03b'} {name}"
 
 
 def _objective(q: Question) -> str:
@@ -60,10 +66,13 @@ def _general(q: Question, solution: str) -> str:
 def question(q: Question, rng: np.random.Generator | None = None) -> str:
     """One question as a GIFT block (no blank line inside); ``rng`` draws a numeric question's numbers."""
     head = f"// {q.id} | {_objective(q)} | {q.kind}" + (f" | from {q.source}" if q.source else "")
+    if q.kind == "short":
+        head += f"\n// Moodle imports this essay with a mark of 1: set its default mark to {q.points}, its rubric's total."
     name = f"::{escape(q.id)}::"
     if q.kind == "numeric":
         inst = q.instance() if rng is None else q.variant(rng)
         answers = [f"\t={number(inst.answer)}:{number(inst.tolerance)}#Right."]
+        answers += [f"\t={number(v)}:{number(inst.tolerance)}#{escape(why)}" for v, why in inst.also]
         answers += [f"\t=%0%{number(v)}:{number(inst.tolerance)}#{escape(why)}" for v, why in inst.mistakes]
         body = "{#\n" + "\n".join(answers) + f"\n\t####{escape(_general(q, inst.solution))}\n}}"
         text = inst.text

@@ -50,7 +50,7 @@ QUESTIONS = [
                                  f"{answer:.3f} FLOP/byte."),
         lambda rng: dict(c=int(rng.choice([16, 32, 64, 128])), h=int(rng.choice([8, 14, 16, 28, 56])),
                          s=int(rng.integers(1, 3))),
-        abs_tol=0.001,
+        abs_tol=0.0006,
         mistakes=[(lambda c, h, s: _dw_counts(c, h, s)[0] / _dw_counts(c, h, s)[1],
                    "That counts MACs per byte; intensity is in FLOPs, two per MAC.")],
         source="ex-ch3-depthwise"),
@@ -111,9 +111,10 @@ QUESTIONS = [
         source="self-check 3"),
     choice(
         "ch3-write-allocate", U, 2,
-        "A program copies an array of S bytes through a write-allocate cache with ordinary stores. How many bytes "
-        "does DRAM move?",
-        ("3S: read the source, read each destination line for ownership, write it back.", "Right."),
+        "A program copies an array of S bytes, many times larger than the caches, with ordinary stores that write "
+        "through a write-allocate cache. How many bytes does DRAM move?",
+        ("3S: read the source, read each destination line for ownership, write it back.", "Right. (Streaming "
+         "stores avoid the extra read, and some recent cores skip it for whole-line writes: measure.)"),
         [("2S: read once, write once.", "That is what the program asks for (and what STREAM counts); the read for "
           "ownership adds S."),
          ("S: the cache absorbs the writes.", "A copy larger than the caches must write its destination back."),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..._arith import ceil_div, conv_out_size
-from .core import choice, fmt, numeric, short
+from .core import choice, fmt, numeric, plural, short
 
 U = "2"
 
@@ -34,7 +34,8 @@ QUESTIONS = [
         "{b}). How many bytes of the blocked tensor are padding?",
         dict(c=3, h=32, w=32, b=16),
         lambda c, h, w, b: (ceil_div(c, b) * b - c) * h * w * 4,
-        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {ceil_div(c, b)} block(s) hold {ceil_div(c, b) * b} channels, "
+        lambda c, h, w, b, answer: (f"⌈{c}/{b}⌉ = {plural(ceil_div(c, b), 'block')} hold{'s' if ceil_div(c, b) == 1 else ''} "
+                                    f"{ceil_div(c, b) * b} channels, "
                                     f"{ceil_div(c, b) * b - c} of them padding: {ceil_div(c, b) * b - c}·{h}·{w}·4 = "
                                     f"{fmt(answer)} bytes."),
         lambda rng: dict(**_draw_chw(rng), b=int(rng.choice([8, 16, 32]))),
@@ -76,7 +77,8 @@ QUESTIONS = [
         "register for the remainder. What fraction of the lanes it issues does useful work? (Two decimals.)",
         dict(n=4),
         lambda n: n / (16 * ceil_div(n, 16)),
-        lambda n, answer: f"{n} values need ⌈{n}/16⌉ = {ceil_div(n, 16)} register(s) of 16 lanes: {n}/{16 * ceil_div(n, 16)} = {answer:.2f}.",
+        lambda n, answer: (f"{n} values need ⌈{n}/16⌉ = {plural(ceil_div(n, 16), 'register')} of 16 lanes: "
+                           f"{n}/{16 * ceil_div(n, 16)} = {answer:.2f}."),
         lambda rng: dict(n=int(rng.integers(1, 200))),
         abs_tol=0.006, source="chapter 2, simd.lane_fill"),
     choice(
@@ -95,7 +97,9 @@ QUESTIONS = [
         ("Yes: the shape names the logical axes, the strides say where each element is; PyTorch's channels-last "
          "tensors have an NCHW shape and NHWC strides.", "Right."),
         [("No: the shape fixes the layout.", "The shape fixes only the logical axes; strides fix the layout."),
-         ("Only if one of them is a copy.", "A transposed view can have NHWC strides and any shape order you give it."),
+         ("No: NumPy and PyTorch store every tensor in the order of its shape's axes.", "They store it in the "
+          "order its strides give: a transposed view, or a PyTorch tensor in `channels_last` memory format, is not "
+          "in the order of its shape."),
          ("Only for uint8 tensors.", "The dtype changes the strides' size, not the idea.")],
         source="self-check 1"),
     choice(
@@ -169,12 +173,19 @@ QUESTIONS = [
         "Converting a 1×64×112×112 float32 tensor to nChw16c or to NHWC moves the same bytes. Why can the blocked "
         "conversion be cheaper?",
         "Both interleave values from many channel planes, but nChw16c takes them from 16 planes at a time and "
-        "NHWC from all 64. The blocked conversion's scattered accesses stay within a quarter of the memory, so more "
-        "of the cache lines it touches are still in the cache when it needs them again (and there are fewer "
-        "streams to prefetch).",
-        [(1, "Both gather from several channel planes for each output pixel."),
-         (1, "Blocked: 16 planes at a time; NHWC: all 64."),
-         (1, "Fewer, closer streams keep fetched lines in cache until used (locality, prefetching).")],
+        "NHWC from all 64. Capacity is not the reason: one cache line from each of 64 planes is 4 KiB, a small "
+        "part of an L1 data cache. Where the lines go can be: a line may live only in the cache set its address "
+        "selects, and the planes are 112·112·4 = 50,176 bytes apart, so the set steps by the same amount from "
+        "plane to plane and the planes' lines fall into only a few sets (4 of 64 on a cache of 64 sets of "
+        "64-byte lines). 64 lines crowded into those sets exceed their ways and evict each other before they are "
+        "used again; 16 fit. Fewer streams are also easier for a hardware prefetcher to follow. Which of the "
+        "two limits the conversion on a given machine is measured, not assumed (chapter 2's sweep of map widths).",
+        [(1, "Both gather from several channel planes for each output pixel: 16 at a time for nChw16c, all 64 for "
+             "NHWC."),
+         (1, "Capacity is not the reason: a line per plane is a few KiB, far less than L1."),
+         (1, "Cache sets: planes a multiple of the set span apart share few sets, and 64 lines overflow those "
+             "sets' ways where 16 fit (conflict misses)."),
+         (1, "Names another possible limit (prefetcher streams) or says that the machine's measurement decides.")],
         source="self-check 3"),
     short(
         "ch2-padding-zeros", U, 1,

@@ -1,10 +1,11 @@
 """The prerequisite diagnostic: what the course assumes before chapter 1.
 
 Each question names its topic and a pointer: what to read when the answer is
-wrong. The readings are public and free: NumPy's user guide, the Python
-tutorial, and for binary numbers and caches Bryant and O'Hallaron's
-*Computer Systems: A Programmer's Perspective* (chapters 2 and 6) or
+wrong. Most readings are free online: NumPy's user guide, the Python
+tutorial and its documentation, NIST's page on binary prefixes, and
 Drepper's *What Every Programmer Should Know About Memory* (sections 2–3).
+Bryant and O'Hallaron's *Computer Systems: A Programmer's Perspective*
+(chapters 2 and 6), named beside them, is a textbook a library lends.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ INDEXING = ("NumPy user guide, \"Indexing on ndarrays\" (basic slicing and integ
             "https://numpy.org/doc/stable/user/basics.indexing.html")
 BROADCAST = "NumPy user guide, \"Broadcasting\": https://numpy.org/doc/stable/user/basics.broadcasting.html"
 TWOS = ("R. E. Bryant, D. R. O'Hallaron, *Computer Systems: A Programmer's Perspective*, 3rd ed., section 2.2 "
-        "(integer representations, two's complement); or the Python docs on `int.from_bytes(..., signed=True)`.")
-POWERS = ("Bryant and O'Hallaron, section 2.1 (hexadecimal, powers of two); IEC 80000-13 for KiB, MiB "
-          "(binary prefixes) against kB, MB (decimal).")
+        "(integer representations, two's complement); or, free online, the Python documentation of "
+        "`int.from_bytes(..., signed=True)`: https://docs.python.org/3/library/stdtypes.html#int.from_bytes")
+HEX = ("Bryant and O'Hallaron, section 2.1.1 (hexadecimal notation); or, free online, Python's built-ins `hex()` "
+       "and `int(text, 16)`, to check your conversions: https://docs.python.org/3/library/functions.html#hex")
+POWERS = ("Bryant and O'Hallaron, section 2.1 (information storage: powers of two in hexadecimal, words, addresses); for KiB and MiB (binary prefixes) "
+          "against kB and MB (decimal), NIST's \"Prefixes for binary multiples\": "
+          "https://physics.nist.gov/cuu/Units/binary.html")
 CACHES = ("U. Drepper, *What Every Programmer Should Know About Memory*, sections 2–3 (DRAM, CPU caches, cache "
           "lines): https://people.freebsd.org/~lstewart/articles/cpumemory.pdf; or Bryant and O'Hallaron, chapter 6.")
 PYTHON = ("The Python tutorial, section 3.1.1 (numbers: `//` is floor division) and section 9.1–9.2 (names and "
@@ -68,7 +73,7 @@ QUESTIONS = [
         lambda bits, answer: (f"As unsigned the bits are {bits}; the top bit weighs −128 instead of +128: "
                               f"{bits} − 256 = {fmt(answer)}." if bits >= 128 else
                               f"The top bit is 0, so the value is the unsigned one: {fmt(answer)}."),
-        lambda rng: dict(bits=int(rng.integers(0, 256))),
+        lambda rng: dict(bits=int(rng.integers(128, 256))),      # the top bit set: the case that tests the idea
         mistakes=[(lambda bits: bits, "That reads the bits as unsigned; in two's complement the top bit counts −128."),
                   (lambda bits: -(bits & 0x7F) if bits >= 128 else None,
                    "That is sign-magnitude, not two's complement.")],
@@ -90,7 +95,7 @@ QUESTIONS = [
         lambda byte: byte,
         lambda byte, answer: f"{byte >> 4}·16 + {byte & 15} = {fmt(answer)}.",
         lambda rng: dict(byte=int(rng.integers(16, 256))),
-        pointer=POWERS),
+        pointer=HEX),
     numeric(
         "pre-mib", U, 3,
         "How many bytes are {n} MiB?",
@@ -102,10 +107,10 @@ QUESTIONS = [
         pointer=POWERS),
     numeric(
         "pre-address-bits", U, 3,
-        "How many address bits are needed to give each byte of a {kib} KiB memory its own address?",
+        "How many address bits are needed to give each byte of a {kib:,} KiB memory its own address?",
         dict(kib=4),
         lambda kib: math.log2(kib * 1024),
-        lambda kib, answer: f"{kib} KiB = 2^{int(math.log2(kib * 1024))} bytes: {fmt(answer)} bits.",
+        lambda kib, answer: f"{kib:,} KiB = 2^{int(math.log2(kib * 1024))} bytes: {fmt(answer)} bits.",
         lambda rng: dict(kib=int(2 ** rng.integers(0, 21))),
         pointer=POWERS),
     numeric(

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .core import choice, fmt, numeric, short
+from .core import choice, fmt, numeric, plural, short
 
 U = "6"
 
@@ -33,6 +33,20 @@ def _multiplier(m):
     return m0, -exp
 
 
+def _m_exact(sx, sw, sy):
+    """M from the decimal scales, in float64 (exact to 16 digits)."""
+    return sx * sw / sy
+
+
+def _m_float32(sx, sw, sy):
+    """M as an ONNX model's float32 scales define it: s_x·s_w, then / s_y, each rounded to float32 (chapter 6)."""
+    return float(np.float32(sx) * np.float32(sw) / np.float32(sy))
+
+
+_M_TEXT = ("M = s_x·s_w/s_y, computed either from the decimal scales as given (in float64) or in float32 from "
+           "the float32 scales an ONNX model stores (chapter 6 shows both; either answer is accepted)")
+
+
 def _zp(lo, hi):
     s = (hi - lo) / 255
     return round(-lo / s)
@@ -46,8 +60,11 @@ def _draw_zp(rng):
 
 
 def _draw_scales(rng):
-    return dict(sx=round(float(rng.uniform(0.005, 0.05)), 4), sw=round(float(rng.uniform(0.001, 0.01)), 4),
-                sy=round(float(rng.uniform(0.02, 0.2)), 3))
+    while True:        # n is the same whether M is computed in float64 or float32 (no power of two in between)
+        p = dict(sx=round(float(rng.uniform(0.005, 0.05)), 4), sw=round(float(rng.uniform(0.001, 0.01)), 4),
+                 sy=round(float(rng.uniform(0.02, 0.2)), 3))
+        if _multiplier(_m_exact(**p))[1] == _multiplier(_m_float32(**p))[1]:
+            return p
 
 
 def _draw_requant(rng):
@@ -97,23 +114,34 @@ QUESTIONS = [
         source="chapter 6, symmetric or asymmetric"),
     numeric(
         "ch6-shift", U, 3,
-        "A layer has s_x = {sx}, s_w = {sw} and s_y = {sy}. Integer hardware writes M = s_x·s_w/s_y as "
-        "M0 · 2⁻³¹ · 2⁻ⁿ with M0 in [2³⁰, 2³¹). What is the right shift n?",
+        "A layer has s_x = {sx}, s_w = {sw} and s_y = {sy}. Integer hardware writes its requantization multiplier "
+        "M = s_x·s_w/s_y as M0 · 2⁻³¹ · 2⁻ⁿ with M0 in [2³⁰, 2³¹). What is the right shift n?",
         dict(sx=0.02, sw=0.004, sy=0.05),
-        lambda sx, sw, sy: _multiplier(sx * sw / sy)[1],
-        lambda sx, sw, sy, answer: (f"M = {sx * sw / sy:.6g} = {math.frexp(sx * sw / sy)[0]:.6f} · 2^-{fmt(answer)}, "
-                                    "with the mantissa in [0.5, 1): n = " + fmt(answer) + "."),
+        lambda sx, sw, sy: _multiplier(_m_exact(sx, sw, sy))[1],
+        lambda sx, sw, sy, answer: (f"M = {_m_exact(sx, sw, sy):.6g} = {math.frexp(_m_exact(sx, sw, sy))[0]:.6f} · "
+                                    f"2^-{fmt(answer)}, with the mantissa in [0.5, 1): n = {fmt(answer)}."),
         _draw_scales,
         source="ex-ch6-multiplier"),
     numeric(
         "ch6-m0", U, 3,
-        "For the same layer (M = s_x·s_w/s_y with s_x = {sx}, s_w = {sw}, s_y = {sy}), what is the int32 multiplier "
-        "M0, rounded to the nearest integer?",
+        "A layer has s_x = {sx}, s_w = {sw} and s_y = {sy}. Its requantization multiplier is " + _M_TEXT + ". "
+        "Integer hardware writes M as M0 · 2⁻³¹ · 2⁻ⁿ with M0 in [2³⁰, 2³¹). What is the int32 multiplier M0, "
+        "rounded to the nearest integer?",
         dict(sx=0.02, sw=0.004, sy=0.05),
-        lambda sx, sw, sy: _multiplier(sx * sw / sy)[0],
-        lambda sx, sw, sy, answer: (f"M0 = round(mantissa · 2³¹) = round({math.frexp(sx * sw / sy)[0]:.6f} · 2³¹) = "
-                                    f"{fmt(answer)}."),
-        _draw_scales, source="ex-ch6-multiplier"),
+        lambda sx, sw, sy: _multiplier(_m_exact(sx, sw, sy))[0],
+        lambda sx, sw, sy, answer: (
+            f"From the decimal scales, M = {_m_exact(sx, sw, sy):.6g} = "
+            f"{math.frexp(_m_exact(sx, sw, sy))[0]:.6f} · 2^-{_multiplier(_m_exact(sx, sw, sy))[1]}, and "
+            f"M0 = round(mantissa · 2³¹) = {fmt(answer)}. In float32, M is the float32 number "
+            f"{_m_float32(sx, sw, sy):.9g}; its M0 is its 24-bit significand shifted left by 7 bits, "
+            f"{fmt(_multiplier(_m_float32(sx, sw, sy))[0])}. "
+            + ("The two agree here." if _multiplier(_m_float32(sx, sw, sy))[0] == answer else
+               "They differ in the last digits; the float32 one is what the model's scales define.")),
+        _draw_scales,
+        also=[(lambda sx, sw, sy: _multiplier(_m_float32(sx, sw, sy))[0],
+               "Right, for M computed in float32 from float32 scales (its last 7 bits are zero); from the decimal "
+               "scales M0 differs in the last digits.")],
+        source="ex-ch6-multiplier"),
     numeric(
         "ch6-requantize", U, 3,
         "An int32 accumulator a = {a} is requantized with M = s_x·s_w/s_y (s_x = {sx}, s_w = {sw}, s_y = {sy}) and "
@@ -138,12 +166,12 @@ QUESTIONS = [
     numeric(
         "ch6-channel-levels", U, 1,
         "A weight tensor has two output channels, one with values spread over [−1, 1], one over [−{r}, {r}]. With "
-        "one symmetric int8 scale for the whole tensor (s = max|w|/127), how many distinct levels does the small "
+        "one symmetric int8 scale for the whole tensor (s = max|w|/127), how many distinct levels do the small "
         "channel's quantized values use?",
         dict(r=0.01),
         lambda r: 2 * round(127 * r) + 1,
-        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = {round(127 * r)} level(s) "
-                           f"either side of 0: {fmt(answer)} levels. With a scale per channel it would use all 255."),
+        lambda r, answer: (f"s = 1/127, so the small channel reaches at most round({r}·127) = "
+                           f"{plural(round(127 * r), 'level')} either side of 0: {fmt(answer)} levels. With a scale per channel it would use all 255."),
         lambda rng: dict(r=float(rng.choice([0.01, 0.02, 0.03, 0.05, 0.1, 0.2]))),
         mistakes=[(lambda r: 255, "That is per channel: each channel gets its own scale and all 255 levels.")],
         source="ex-ch6-channel"),
@@ -173,8 +201,10 @@ QUESTIONS = [
         "ch6-wide-narrow", U, 5,
         "A calibration set's activation ranges come out wider than the deployment data's. Is that a problem for "
         "INT8, and what about ranges that are too narrow?",
-        ("Wider only coarsens the step, which 8 bits absorbed on CameraNet; narrower clips real inputs, and accuracy "
-         "can fall sharply.", "Right: the night set shows the harmful direction."),
+        ("Wider only coarsens the step, which 8 bits absorbed on CameraNet; narrower clips the real values above "
+         "its top, and what that costs depends on how many are clipped and by how much.",
+         "Right: chapter 6's bright set clipped few deep values and NNCF's input range clipped pixels only by a "
+         "little; its night set clipped much more of the input range and cost accuracy."),
         [("Both directions cost about the same accuracy.", "Clipping loses the large values outright; a coarser "
           "step loses a fraction of a level on each."),
          ("Wider is worse: values waste levels.", "Wasted levels cost resolution, which 8 bits had to spare here."),
@@ -205,11 +235,16 @@ QUESTIONS = [
         "ch6-zp-after", U, 1,
         "Why does ONNX add the zero point after rounding x/s, and when does the order matter?",
         "So that q − z is exactly the rounded x/s: the grid of real values is s times the integers whatever z is, "
-        "and every implementation gets the same bits. For an integer z the two orders differ only on exact ties, "
-        "and only when z is odd (round(2.5) + 1 = 3, round(3.5) = 4).",
+        "and every implementation gets the same bits. Computed exactly, with an integer z, the two orders differ "
+        "only on exact ties, and only when z is odd (round(2.5) + 1 = 3, round(3.5) = 4). Computed in float32, "
+        "x/s + z is itself rounded to 24 significant bits, so a value within a float32 step of a tie can land on "
+        "one, and the orders can then differ for any z, even ones (chapter 6: x/s just above 26.5 with z = 28). "
+        "Requantization meets the same choice, and runtimes make it differently, so two correct INT8 runtimes can "
+        "differ by one level.",
         [(1, "q − z equals round(x/s): the grid does not depend on z."),
-         (1, "The order matters only on exact ties."),
-         (1, "And only for odd z (an example helps).")],
+         (1, "Exact arithmetic: the order matters only on exact ties, and only for odd z (an example helps)."),
+         (1, "In float32 the sum x/s + z is rounded first, so near-ties can differ for any z, even ones."),
+         (1, "Consequence: runtimes that place z differently (or compute in float32) can differ by one level.")],
         source="self-check 1"),
     short(
         "ch6-runtime-diff", U, 3,

@@ -42,8 +42,9 @@ QUESTIONS = [
         source="ex-ch3-fold"),
     numeric(
         "ch3b-fold-weight", U, 1,
-        "In the same fold (γ = {gamma}, σ² = {var}, ε = 1e-5), a weight of the convolution is {w}. What is it "
-        "after folding? (Four decimals.)",
+        "A convolution is followed by a BatchNormalization with scale γ = {gamma}, variance σ² = {var} and "
+        "ε = 1e-5. One weight of the convolution's output channel is {w}. What is it after folding the "
+        "BatchNormalization into the convolution? (Four decimals.)",
         dict(gamma=2.0, var=3.0, w=0.3),
         lambda gamma, var, w: _scale(gamma, var) * w,
         lambda gamma, var, w, answer: f"W′ = s·W with s = γ/√(σ² + ε): {answer:.4f}.",

@@ -2,14 +2,15 @@
 
 Chapter 5's GEMM convention is SCALE-Sim's: A (M×K) is the im2col'd input, so
 M = output pixels, K = filter height × width × channels, and B (K×N) holds the
-N filters. A cycle count is chapter 5's: the cycles the array runs, folds × cycles per fold
-(SCALE-Sim 3 reports one less, the index of the last cycle).
+N filters. A cycle count is chapter 5's: the cycles the array runs, folds × cycles per fold.
+SCALE-Sim 3 reports one less, the number of the last cycle counted from 0; that
+answer is a typical mistake here, with feedback that says so.
 """
 
 from __future__ import annotations
 
 from ..._arith import ceil_div
-from .core import choice, fmt, numeric, short
+from .core import choice, fmt, numeric, plural, short
 
 U = "5"
 
@@ -21,6 +22,10 @@ def _ws(m, n, k, r, c):
 
 def _os(m, n, k, r, c):
     return ceil_div(m, r) * ceil_div(n, c) * (r + c + k - 2)
+
+
+_SCALESIM = ("That is SCALE-Sim's \"total cycles\", the number of the last cycle counted from 0; the array runs "
+             "one cycle more, folds × cycles per fold, the count chapter 5 uses.")
 
 
 def _draw_gemm(rng):
@@ -42,36 +47,46 @@ QUESTIONS = [
         "the M rows of A streamed). How many cycles does the array run?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _ws,
-        lambda m, n, k, r, c, answer: (f"⌈{k}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(k, r) * ceil_div(n, c)} folds of 2R + C + T − 2 "
-                                       f"= {2 * r + c + m - 2} cycles (T = M = {m}): {fmt(answer)}."),
+        lambda m, n, k, r, c, answer: (f"⌈{k}/{r}⌉·⌈{n}/{c}⌉ = {plural(ceil_div(k, r) * ceil_div(n, c), 'fold')} "
+                                       f"of 2R + C + T − 2 = {2 * r + c + m - 2} cycles (T = M = {m}): {fmt(answer)}."),
         _draw_gemm,
         mistakes=[(lambda m, n, k, r, c: ceil_div(k, r) * ceil_div(n, c) * m, "That counts only the stream: each fold also "
-                   "pays the weight preload (R), the fill (R − 1) and the drain (C − 1).")],
+                   "pays the weight preload (R), the fill (R − 1) and the drain (C − 1)."),
+                  (lambda m, n, k, r, c: _ws(m, n, k, r, c) - 1, _SCALESIM)],
         source="ex-ch5-cycles"),
     numeric(
         "ch5-os-cycles", U, 2,
-        "The same GEMM (M = {m}, N = {n}, K = {k}) output-stationary on a {r}×{c} array (rows ← M, columns ← N, "
-        "K streamed): how many cycles does the array run?",
+        "A GEMM with M = {m}, N = {n}, K = {k} runs output-stationary on a {r}×{c} array (rows ← M, columns ← N, "
+        "K streamed). How many cycles does the array run?",
         dict(m=256, n=16, k=27, r=16, c=16),
         _os,
-        lambda m, n, k, r, c, answer: (f"⌈{m}/{r}⌉·⌈{n}/{c}⌉ = {ceil_div(m, r) * ceil_div(n, c)} folds of R + C + T − 2 = "
-                                       f"{r + c + k - 2} (no preload, T = K = {k}): {fmt(answer)}."),
+        lambda m, n, k, r, c, answer: (f"⌈{m}/{r}⌉·⌈{n}/{c}⌉ = {plural(ceil_div(m, r) * ceil_div(n, c), 'fold')} of "
+                                       f"R + C + T − 2 = {r + c + k - 2} cycles (no preload, T = K = {k}): {fmt(answer)}."),
         _draw_gemm,
         mistakes=[(lambda m, n, k, r, c: ceil_div(m, r) * ceil_div(n, c) * (2 * r + c + k - 2),
-                   "Output-stationary has no weight preload: a fold is R + C + T − 2.")],
+                   "Output-stationary has no weight preload: a fold is R + C + T − 2."),
+                  (lambda m, n, k, r, c: _os(m, n, k, r, c) - 1, _SCALESIM)],
         source="ex-ch5-cycles"),
     numeric(
         "ch5-ws-utilization", U, 2,
-        "What is the utilization (useful MACs over PEs × cycles) of the weight-stationary run of M = {m}, N = {n}, "
-        "K = {k} on the {r}×{c} array? (Three decimals.)",
+        "A GEMM with M = {m}, N = {n}, K = {k} runs weight-stationary on a {r}×{c} array (rows ← K, columns ← N, "
+        "the M rows of A streamed). What is its utilization, useful MACs over PEs × the cycles the array runs? "
+        "(Three decimals.)",
         dict(m=256, n=16, k=27, r=16, c=16),
         lambda m, n, k, r, c: m * n * k / (_ws(m, n, k, r, c) * r * c),
-        lambda m, n, k, r, c, answer: (f"MNK = {fmt(m * n * k)} over {fmt(_ws(m, n, k, r, c))} cycles × {r * c} PEs: "
+        lambda m, n, k, r, c, answer: (f"The array runs {plural(ceil_div(k, r) * ceil_div(n, c), 'fold')} of "
+                                       f"2R + C + T − 2 = {2 * r + c + m - 2} cycles, {fmt(_ws(m, n, k, r, c))} in all; "
+                                       f"MNK = {fmt(m * n * k)} over {fmt(_ws(m, n, k, r, c))} cycles × {r * c} PEs: "
                                        f"{answer:.3f}."),
         _draw_gemm, abs_tol=0.0006,
         mistakes=[(lambda m, n, k, r, c: min(k, r) * min(n, c) / (r * c) if k <= r and n <= c else None,
                    "That is the mapping efficiency, the share of PEs holding weights; utilization also counts the "
-                   "preload, fill and drain cycles.")],
+                   "preload, fill and drain cycles."),
+                  (lambda m, n, k, r, c: m * n * k / ((_ws(m, n, k, r, c) - 1) * r * c) if _ws(m, n, k, r, c) > 1
+                   else None,
+                   "That divides by SCALE-Sim's \"total cycles\", the number of the last cycle, one less than the "
+                   "cycles the array runs (SCALE-Sim's own utilization); chapter 5 divides by the cycles, so that a "
+                   "utilization never exceeds 1.")],
         source="ex-ch5-cycles"),
     numeric(
         "ch5-peak-tops", U, 4,
@@ -88,15 +103,21 @@ QUESTIONS = [
         source="ex-ch5-tops"),
     numeric(
         "ch5-depthwise-per-channel", U, 3,
-        "A depthwise 3×3 layer with {ch} channels and a {o}×{o} output runs per channel (one GEMM of "
+        "A depthwise 3×3 layer with {ch} channels, whose output is {o}×{o} pixels per channel, runs per channel (one GEMM of "
         "M = {o}², N = 1, K = 9 per channel, back to back) on a {r}×{r} weight-stationary array. How many cycles does "
         "the array run for the layer?",
         dict(ch=64, o=4, r=32),
         lambda ch, o, r: ch * _ws(o * o, 1, 9, r, r),
-        lambda ch, o, r, answer: (f"Each channel is one fold of 2·{r} + {r} + {o * o} − 2 = {3 * r + o * o - 2} "
-                                  f"cycles; {ch} channels: {fmt(answer)}."),
+        lambda ch, o, r, answer: (f"Each channel's GEMM needs ⌈9/{r}⌉·⌈1/{r}⌉ = {plural(ceil_div(9, r), 'fold')} "
+                                  f"of 2·{r} + {r} + {o * o} − 2 = {3 * r + o * o - 2} cycles (T = M = {o * o}), so "
+                                  f"{fmt(_ws(o * o, 1, 9, r, r))} cycles per channel; {ch} channels: {fmt(answer)}."),
         lambda rng: dict(ch=int(rng.choice([16, 32, 64, 128])), o=int(rng.choice([4, 7, 8, 14])),
                          r=int(rng.choice([8, 16, 32, 64]))),
+        mistakes=[(lambda ch, o, r: ch * (3 * r + o * o - 2) if ceil_div(9, r) > 1 else None,
+                   "That counts one fold per channel; with fewer than 9 rows, K = 9 needs ⌈9/R⌉ folds."),
+                  (lambda ch, o, r: ch * (_ws(o * o, 1, 9, r, r) - 1),
+                   "That adds up SCALE-Sim's \"total cycles\" of the channels' layers, each the number of its last "
+                   "cycle; each channel runs one cycle more.")],
         source="ex-ch5-depthwise"),
     numeric(
         "ch5-bank-conflicts", U, 5,

@@ -69,8 +69,8 @@ QUESTIONS = [
         source="ex-ch1-strides"),
     numeric(
         "ch1-f-stride", U, 1,
-        "The same data as a `{dtype}` array of shape `{shape}` in F order (column-major). What is its stride "
-        "along the last axis, in bytes?",
+        "An array of shape `{shape}` and dtype `{dtype}` is stored F-contiguous (F order, column-major). What is "
+        "its stride along the last axis, in bytes?",
         dict(shape=(8, 32, 32, 3), dtype="float16"),
         lambda shape, dtype: _ITEMSIZE[dtype] * math.prod(shape[:-1]),
         lambda shape, dtype, answer: (f"In F order the first axis steps by one itemsize and each later axis steps "
@@ -106,7 +106,8 @@ QUESTIONS = [
         source="chapter 1, alignment_of"),
     choice(
         "ch1-fancy-index", U, 2,
-        "`images` is a C-contiguous NCHW batch. Is `images[:, [2, 1, 0]]` a view or a copy?",
+        "`images` is a C-contiguous NCHW batch of RGB images, 3 channels, so `images[:, [2, 1, 0]]` and "
+        "`images[:, ::-1]` select the same channels in the same order. Is `images[:, [2, 1, 0]]` a view or a copy?",
         ("A copy: a list of indices is fancy indexing, which always copies.",
          "Right, even though `images[:, ::-1]` selects the same channels as a view."),
         [("A view: it selects the same channels as `images[:, ::-1]`.",
