@@ -48,10 +48,12 @@ __all__ = [
 def supported_ops(model: Any, device: str = "CPU", *, core: Any = None) -> dict[str, str]:
     """``Core.query_model``: each operation of the model the device can run, mapped to that device.
 
-    An operation absent from the result is one the device cannot run: on an
-    NPU the model then fails to compile (OpenVINO's NPU plugin has no
-    heterogeneous fallback), and under ``HETERO:GPU,CPU`` it would run on the
-    next device. The names are OpenVINO's, after it read the model: a node it
+    An operation absent from the result is one the device cannot run:
+    compiled for ``"NPU"`` alone the model then fails to compile (the plugin
+    does not hand the operation to another device), while under
+    ``HETERO:NPU,CPU`` it would run on the next device, which OpenVINO's NPU
+    page documents as "partially supported, for certain models" (its
+    feature table says "No"). The names are OpenVINO's, after it read the model: a node it
     decomposed on reading (an ONNX ``Gemm`` becomes MatMul and Add) appears
     under new names.
 
@@ -685,6 +687,10 @@ def ort_session(model: Any, level: str = "all", *, threads: int | None = None,
         ``intra_op_num_threads``; None lets ONNX Runtime choose.
     save_optimized : path, optional
 
+    The session's idle threads do not spin (``session.intra_op.allow_spinning``
+    is 0), so that in interleaved rounds beside OpenVINO they do not take the
+    cores from OpenVINO's calls.
+
     Examples
     --------
     >>> from npukit.models import CameraNet
@@ -701,6 +707,9 @@ def ort_session(model: Any, level: str = "all", *, threads: int | None = None,
     opts = ort.SessionOptions()
     opts.graph_optimization_level = levels[level]
     opts.log_severity_level = 3  # no warning that "all" writes hardware-specific layouts
+    # idle worker threads do not spin waiting for the next call: beside another runtime in interleaved rounds,
+    # spinning threads would take the cores from the other side's calls
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if threads is not None:
         opts.intra_op_num_threads = _check.integer(threads, "threads", minimum=1, maximum=1024)
     if save_optimized is not None:

@@ -30,8 +30,8 @@ from .graphs import _walkable
 
 __all__ = [
     "DEVICES", "PRECISIONS", "HINTS", "DeviceChoice", "choose_device", "compile",
-    "ExecutedOp", "executed_graph", "LayerTime", "profile_layers",
-    "Benchmark", "benchmark", "benchmark_many", "Job", "AsyncPipeline", "numbers",
+    "ExecutedOp", "executed_graph", "OVERHEAD_FRACTION", "LayerTime", "LayerProfile", "profile_layers", "profile_many",
+    "TAIL_RUNS", "Benchmark", "benchmark", "benchmark_many", "Job", "AsyncPipeline", "explain_error", "numbers",
 ]
 
 #: The physical device families a course lab may ask for, in order of preference.
@@ -156,8 +156,10 @@ def choose_device(preferred: Sequence[str] = DEVICES, require: str | None = None
     lines = [f"OpenVINO devices on this machine: {seen}"]
     if fell_back:
         missing = list(wanted[:rank])
-        lines.append(f"NO {' OR '.join(missing)} FOUND: falling back to the {wanted[rank]} plugin. Results are the "
-                     f"same; speeds are {wanted[rank]} speeds, not {missing[0]} speeds.")
+        lines.append(f"NO {' OR '.join(missing)} FOUND: falling back to the {wanted[rank]} plugin. Speeds are "
+                     f"{wanted[rank]} speeds, not {missing[0]} speeds, and results may differ slightly from "
+                     f"{missing[0]} results (an NPU computes in FP16; the precision you set applies to the "
+                     f"{wanted[rank]}).")
     else:
         lines.append(f"Using {pick}.")
     message = "\n".join(lines)
@@ -166,14 +168,18 @@ def choose_device(preferred: Sequence[str] = DEVICES, require: str | None = None
     return DeviceChoice(pick, available, names, fell_back, message)
 
 
+def _read_path(model: str | pathlib.Path) -> pathlib.Path:
+    path = pathlib.Path(model)
+    if not path.is_file():
+        raise FileNotFoundError(f"model: no such file {str(path)!r}; pass an existing .onnx/.xml path, "
+                                "an onnx.ModelProto or an openvino.Model")
+    return path
+
+
 def _read(model: Any, core: Any) -> Any:
     """An ``openvino.Model`` from an ONNX ModelProto, a path, serialized bytes or a Model."""
     if isinstance(model, (str, pathlib.Path)):
-        path = pathlib.Path(model)
-        if not path.is_file():
-            raise FileNotFoundError(f"model: no such file {str(path)!r}; pass an existing .onnx/.xml path, "
-                                    "an onnx.ModelProto or an openvino.Model")
-        return core.read_model(str(path))
+        return core.read_model(str(_read_path(model)))
     if isinstance(model, bytes):
         return core.read_model(model, b"")
     if type(model).__name__ == "ModelProto":
@@ -193,7 +199,9 @@ def compile(model: Any, device: str = "CPU", *, precision: str | None = "f32", h
     ``PERFORMANCE_HINT`` (LATENCY: one inference at a time, as fast as
     possible; THROUGHPUT: several streams, so several requests run at once);
     ``cache_dir`` sets ``CACHE_DIR`` so a second compile loads the compiled
-    blob; ``profile`` sets ``PERF_COUNT`` for :func:`profile_layers`.
+    blob (give a path, not a model, and a cache hit skips reading the model
+    too: a path is handed to ``Core.compile_model`` as it is); ``profile``
+    sets ``PERF_COUNT`` for :func:`profile_layers`.
 
     Parameters
     ----------
@@ -241,6 +249,11 @@ def compile(model: Any, device: str = "CPU", *, precision: str | None = "f32", h
     if cache_dir is not None:
         props["CACHE_DIR"] = str(cache_dir)
     props.update(config or {})
+    if isinstance(model, (str, pathlib.Path)):
+        # A path goes to compile_model as it is: with a CACHE_DIR hit OpenVINO then skips reading and
+        # converting the model as well ("Make it even faster", Model Caching Overview).
+        _read_path(model)
+        return core.compile_model(str(model), device, props)
     return core.compile_model(_read(model, core), device, props)
 
 
@@ -367,6 +380,21 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     :attr:`ExecutedOp.converts_precision`. ``constants=False`` leaves out
     ``Const`` operations (weights).
 
+    The executed graph is a view the CPU plugin gives. The Intel NPU plugin's
+    ``get_runtime_model`` returns a placeholder that holds only the model's
+    parameters and results (``src/plugins/intel_npu``, ``CompiledModel::
+    get_runtime_model``), and a HETERO model shows such a placeholder for
+    its NPU part: a runtime model without a single executed layer is a
+    ``RuntimeError`` that says so, not an empty list. On such a device the
+    per-layer profile (:func:`profile_layers`) is what there is.
+
+    Raises
+    ------
+    TypeError
+        If ``compiled`` is not a compiled model or ``constants`` not a bool.
+    RuntimeError
+        If the device exposes no executed graph (see above).
+
     Examples
     --------
     >>> from npukit.models import CameraNet
@@ -378,8 +406,11 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
         raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
     constants = _check.boolean(constants, "constants")
     info_of, constant, out = {}, set(), []
-    for op in compiled.get_runtime_model().get_ordered_ops():
-        info = {k: v.astype(str) for k, v in op.get_rt_info().items()}
+    ops = list(compiled.get_runtime_model().get_ordered_ops())
+    infos = [{k: v.astype(str) for k, v in op.get_rt_info().items()} for op in ops]
+    if not any("layerType" in info for info in infos):
+        raise RuntimeError(_no_executed_graph(compiled, len(ops)))
+    for op, info in zip(ops, infos):
         info_of[op.get_friendly_name()] = info
         srcs = tuple(i.get_source_output().get_node().get_friendly_name() for i in op.inputs())
         if info.get("layerType") == "Const" or (srcs and all(s in constant for s in srcs)):
@@ -397,6 +428,27 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     return out
 
 
+def _devices(compiled: Any) -> str:
+    """The devices a compiled model runs on (``EXECUTION_DEVICES``), or "this device" if it cannot say."""
+    try:
+        return ", ".join(str(d) for d in compiled.get_property("EXECUTION_DEVICES")) or "this device"
+    except Exception:  # a fake, or a plugin that does not report it
+        return "this device"
+
+
+def _no_executed_graph(compiled: Any, n_ops: int) -> str:
+    return (f"compiled: {_devices(compiled)} exposes no executed graph. Its runtime model holds {n_ops} "
+            "operations and none of them is an executed layer (no 'layerType' in their runtime info): the "
+            "Intel NPU plugin returns such a placeholder, with only the model's inputs and outputs, so fused "
+            "layers, inserted Reorders and kernel precisions cannot be read on it. Compile with profile=True "
+            "and use deploy.profile_layers: the per-layer times PERF_COUNT reports are what this device gives.")
+
+
+#: A layer that runs at less than this fraction of the rate its roof allows (its roofline bound over its
+#: measured time) is tagged ``overhead-bound``: most of its time goes to what the roofline does not count.
+OVERHEAD_FRACTION = 0.5
+
+
 @dataclasses.dataclass(frozen=True)
 class LayerTime:
     """One executed layer's measured time, and why it may be slow."""
@@ -406,37 +458,171 @@ class LayerTime:
     kernel: str
     microseconds: float  #: median real time over the runs
     share: float  #: fraction of the summed layer times
-    tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",)
+    tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",), ("overhead-bound",)
+    roof_fraction: float | None = None  #: its roofline bound over its time (1: on the roof); None if not judged
+    times: tuple = ()  #: µs in each round of :func:`profile_many` (rounds aligned across models)
+    original: tuple = ()  #: the model's layers fused into it (the executed graph's, where the device gives one)
 
     def __post_init__(self) -> None:
-        _check.record(self, text=("name", "layer_type", "kernel"), names=("tags",), seconds=("microseconds",))
+        _check.record(self, text=("name", "layer_type", "kernel"), names=("tags", "original"),
+                      seconds=("microseconds",))
         object.__setattr__(self, "share", _check.real(self.share, "share", minimum=0.0, maximum=1.0))
+        if self.roof_fraction is not None:
+            object.__setattr__(self, "roof_fraction", _check.real(self.roof_fraction, "roof_fraction", minimum=0.0))
+        times = _check.sequence(self.times, "times")
+        object.__setattr__(self, "times", tuple(_check.real(t, f"times[{i}]", minimum=0.0)
+                                                for i, t in enumerate(times)))
 
 
-def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = None, machine: Any = None,
-                   device_of: Mapping[str, str] | None = None) -> list[LayerTime]:
-    """Per-layer times from ``PERF_COUNT``, each layer tagged with why it costs what it costs.
+@dataclasses.dataclass(frozen=True)
+class LayerProfile:
+    """A per-layer profile in rounds: each layer's mean time per round, and each round's whole inference.
 
-    Tags: ``layout conversion`` / ``precision conversion`` (a Reorder the
-    runtime inserted), ``reference kernel`` (a slow generic implementation),
-    ``fallback`` (``device_of`` says it ran off the NPU), and — given the ONNX
-    ``model`` and a roofline ``machine`` (chapter 3) — ``memory-bound`` or
-    ``compute-bound`` from the arithmetic intensity of the layers fused into it.
-
-    Examples
-    --------
-    >>> from npukit.models import CameraNet
-    >>> compiled = compile(CameraNet.pretrained().to_onnx(), "CPU", profile=True)
-    >>> rows = profile_layers(compiled, np.zeros((1, 3, 32, 32), np.float32), runs=2)
-    >>> any("layout conversion" in r.tags for r in rows)
-    True
+    ``rows`` are the executed layers, slowest first, each with its mean µs
+    in every round (:attr:`LayerTime.times`); ``wall`` holds each round's
+    mean seconds of ``request.infer`` timed from Python, with the counters
+    on. A round's layers add up to less than its wall time: the rest
+    (starting the request, handing the input and output over, scheduling)
+    is in no layer. Made by :func:`profile_many`.
     """
+
+    rows: tuple  #: LayerTime per executed layer, slowest first
+    wall: tuple  #: seconds of one whole inference, mean of each round
+
+    def __post_init__(self) -> None:
+        rows = _check.sequence(self.rows, "rows", min_length=1)
+        for i, r in enumerate(rows):
+            _check.instance(r, f"rows[{i}]", LayerTime, "deploy.LayerTime")
+        wall = _check.sequence(self.wall, "wall", min_length=1)
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "wall", tuple(_check.positive(t, f"wall[{i}]") for i, t in enumerate(wall)))
+        if any(len(r.times) != len(self.wall) for r in rows):
+            raise ValueError(f"rows and wall must hold the same runs: every row needs {len(self.wall)} times")
+
+    def sums(self, keep: Callable[[LayerTime], bool] | None = None) -> tuple[float, ...]:
+        """Seconds per round summed over the rows ``keep`` accepts (all rows by default)."""
+        if keep is not None and not callable(keep):
+            raise TypeError(f"keep must be a function of a LayerTime, or None, got {type(keep).__name__}")
+        rows = [r for r in self.rows if keep is None or keep(r)]
+        return tuple(sum(r.times[i] for r in rows) * 1e-6 for i in range(len(self.wall)))
+
+    @property
+    def outside(self) -> tuple[float, ...]:
+        """Per round, the share of the wall time that no layer accounts for: ``1 - sum(layers) / wall``.
+
+        A layer's time is counted in whole microseconds (:func:`profile_layers`),
+        so each layer's share is low by less than a microsecond per run:
+        :attr:`outside_at_least` takes that off.
+        """
+        return tuple(1 - s / w for s, w in zip(self.sums(), self.wall))
+
+    @property
+    def outside_at_least(self) -> tuple[float, ...]:
+        """Per round, ``outside`` with a full microsecond added to every layer's time."""
+        n = len(self.rows)
+        return tuple(1 - (s + n * 1e-6) / w for s, w in zip(self.sums(), self.wall))
+
+
+def _device_list(compiled: Any) -> list[str]:
+    try:
+        return [str(d) for d in compiled.get_property("EXECUTION_DEVICES")]
+    except Exception:  # a fake, or a plugin that does not report it
+        return []
+
+
+def _running_mean(compiled: Any) -> bool:
+    """True for the CPU plugin, whose counters report each layer's mean over every inference since compiling."""
+    devices = _device_list(compiled)
+    return bool(devices) and all(d.strip("()").split(".")[0] == "CPU" for d in devices)
+
+
+def _readings(request: Any, meta: dict) -> dict[str, float]:
+    """µs per executed layer, as ``profiling_info`` reports them now (a layer listed twice: summed)."""
+    out: dict[str, float] = {}
+    for p in request.profiling_info:
+        if p.status.name == "EXECUTED":
+            out[p.node_name] = out.get(p.node_name, 0.0) + p.real_time.total_seconds() * 1e6
+            meta[p.node_name] = (p.node_type, p.exec_type)
+    return out
+
+
+def _block(compiled: Any, inputs: Any, runs: int, meta: dict) -> tuple[dict[str, float], float]:
+    """Per-layer mean µs over ``runs`` inferences of a freshly compiled model, and their mean wall seconds.
+
+    The CPU plugin's counters are means over every inference since the model
+    was compiled, in whole µs (``PerfCount`` in ``src/plugins/intel_cpu``):
+    after the first inference a layer's reading is its exact total, so the
+    mean of the ``runs`` that follow is ``((runs + 1) · last − first) / runs``,
+    low by less than a microsecond. Other plugins report each inference's
+    own times: then it is the median of the per-run readings.
+    """
+    request = compiled.create_infer_request()
+    request.infer(inputs)  # the first inference, by itself
+    first = _readings(request, meta)
+    cumulative = _running_mean(compiled)
+    per_run: dict[str, list[float]] = {}
+    walls = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        request.infer(inputs)
+        walls.append(time.perf_counter() - t0)
+        if not cumulative:
+            for name, us in _readings(request, meta).items():
+                per_run.setdefault(name, []).append(us)
+    if cumulative:
+        last = _readings(request, meta)
+        means = {k: max(0.0, ((runs + 1) * v - first.get(k, 0.0)) / runs) for k, v in last.items()}
+    else:
+        means = {k: statistics.median(v) for k, v in per_run.items()}
+    if not means and not first:
+        raise RuntimeError(f"compiled: {_devices(compiled)} reported no executed layer in PERF_COUNT's profiling info, "
+                           "so there is no per-layer time to show on this device")
+    return means, statistics.fmean(walls)
+
+
+def _profile(compiled: Any, times: dict, meta: dict, wall: list, model: Any, machine: Any,
+             device_of: Mapping[str, str] | None) -> LayerProfile:
+    """One model's rows from its rounds: median µs, share, tags (see :func:`profile_layers`)."""
+    import warnings
+
+    try:
+        executed = {op.name: op for op in executed_graph(compiled)}
+    except RuntimeError as exc:  # an NPU: times only, no conversion or fusion tags
+        warnings.warn(f"{exc} The profile below has no conversion tags, and its roofline tags use the "
+                      "device's own layer names.", stacklevel=3)
+        executed = {}
+    counts = _bounds(model, machine) if model is not None and machine is not None else {}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    total = sum(med.values()) or 1.0
+    rows = []
+    for name, us in sorted(med.items(), key=lambda kv: -kv[1]):
+        kind, kernel = meta[name]
+        op = executed.get(name)
+        tags, fraction = [], None
+        if op is not None and op.converts_layout:
+            tags.append("layout conversion")
+        if op is not None and op.converts_precision:
+            tags.append("precision conversion")
+        if "ref" in kernel.split("_"):
+            tags.append("reference kernel")
+        originals = op.original if op is not None else ()
+        if device_of and any(device_of.get(o, "NPU") != "NPU" for o in originals or (name,)):
+            tags.append("fallback")
+        judged = [counts[o] for o in originals or (name,) if o in counts]
+        if judged and us > 0:
+            c = judged[0]
+            fraction = max(c.flops / machine.peak_flops, c.bytes / machine.bandwidth) * 1e6 / us
+            tags.append("overhead-bound" if fraction < OVERHEAD_FRACTION else f"{machine.bound(c.intensity)}-bound")
+        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags), fraction, tuple(times[name]),
+                              tuple(originals)))
+    return LayerProfile(tuple(rows), tuple(wall))
+
+
+def _profile_args(runs: Any, model: Any, machine: Any, device_of: Any) -> int:
     runs = _check.integer(runs, "runs", minimum=1, maximum=10_000)
-    if not hasattr(compiled, "create_infer_request"):
-        raise TypeError(f"compiled must be an openvino.CompiledModel, got {type(compiled).__name__}")
     if (model is None) != (machine is None):
         raise ValueError("model and machine go together: pass both (the ONNX model and a graphs.MachineSpec) "
-                         "for memory-/compute-bound tags, or neither")
+                         "for the roofline tags, or neither")
     if model is not None:
         from .graphs import MachineSpec
 
@@ -449,54 +635,165 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
     for k, v in (device_of or {}).items():
         _check.text(k, "device_of keys")
         _check.text(v, f"device_of[{k!r}]")
+    return runs
+
+
+def _profiled(compiled: Any, name: str) -> None:
+    if not hasattr(compiled, "create_infer_request"):
+        raise TypeError(f"{name} must be an openvino.CompiledModel, got {type(compiled).__name__}")
     try:
         on = str(compiled.get_property("PERF_COUNT")).upper() in ("YES", "TRUE", "1")
     except Exception:
         on = False
     if not on:
-        raise ValueError("compiled was compiled without PERF_COUNT: use deploy.compile(..., profile=True)")
-    request = compiled.create_infer_request()
+        raise ValueError(f"{name} was compiled without PERF_COUNT: use deploy.compile(..., profile=True)")
+
+
+def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = None, machine: Any = None,
+                   device_of: Mapping[str, str] | None = None) -> list[LayerTime]:
+    """Per-layer times from ``PERF_COUNT``, each layer tagged with why it costs what it costs.
+
+    ``compiled`` must be freshly compiled with ``profile=True`` and not run
+    yet: the CPU plugin's counters hold, per layer, the mean over every
+    inference since the model was compiled, shared by all its requests, in
+    whole microseconds (``PerfCount`` in OpenVINO's ``src/plugins/intel_cpu``).
+    So the first inference, which pays the cold start, is run by itself and
+    read; the mean of the ``runs`` inferences after it follows from the
+    readings before and after them, low by less than a microsecond, and a
+    layer faster than a microsecond counts as 0. (The per-run times are not
+    available from the CPU plugin; other plugins report each inference's
+    own, and then each layer's time is the median of the runs.)
+
+    Tags: ``layout conversion`` / ``precision conversion`` (a Reorder the
+    runtime inserted), ``reference kernel`` (a slow generic implementation),
+    ``fallback`` (``device_of`` says it ran off the NPU), and — given the ONNX
+    ``model`` and a roofline ``machine`` (chapter 3) — the layer's
+    :attr:`LayerTime.roof_fraction` (its roofline bound, from the FLOPs and
+    bytes of the ONNX layer doing its arithmetic, over its measured time)
+    and one of ``overhead-bound`` (below :data:`OVERHEAD_FRACTION` of its
+    roof: most of its time is in neither the arithmetic nor the bytes),
+    ``memory-bound`` or ``compute-bound`` (which side of the ridge it sits
+    on). On a device without an executed graph (an NPU, see
+    :func:`executed_graph`) a ``UserWarning`` says the conversion tags are
+    missing; a device that reports no layer at all is a ``RuntimeError``.
+    See chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
+
+    Examples
+    --------
+    >>> from npukit.models import CameraNet
+    >>> compiled = compile(CameraNet.pretrained().to_onnx(), "CPU", profile=True)
+    >>> rows = profile_layers(compiled, np.zeros((1, 3, 32, 32), np.float32), runs=2)
+    >>> any("layout conversion" in r.tags for r in rows), len(rows[0].times)
+    (True, 1)
+    """
+    runs = _profile_args(runs, model, machine, device_of)
+    _profiled(compiled, "compiled")
     _check_inputs(compiled, inputs)
-    request.infer(inputs)  # warm-up
-    times: dict[str, list[float]] = {}
-    meta = {}
-    for _ in range(runs):
-        request.infer(inputs)
-        for p in request.profiling_info:
-            if p.status.name == "EXECUTED":
-                times.setdefault(p.node_name, []).append(p.real_time.total_seconds() * 1e6)
-                meta[p.node_name] = (p.node_type, p.exec_type)
-    executed = {op.name: op for op in executed_graph(compiled)}
-    bound = _bounds(model, machine) if model is not None and machine is not None else {}
-    med = {k: statistics.median(v) for k, v in times.items()}
-    total = sum(med.values()) or 1.0
-    rows = []
-    for name, us in sorted(med.items(), key=lambda kv: -kv[1]):
-        kind, kernel = meta[name]
-        op = executed.get(name)
-        tags = []
-        if op is not None and op.converts_layout:
-            tags.append("layout conversion")
-        if op is not None and op.converts_precision:
-            tags.append("precision conversion")
-        if "ref" in kernel.split("_"):
-            tags.append("reference kernel")
-        originals = op.original if op is not None else ()
-        if device_of and any(device_of.get(o, "NPU") != "NPU" for o in originals or (name,)):
-            tags.append("fallback")
-        kinds = [bound[o] for o in originals or (name,) if o in bound]
-        if kinds:
-            tags.append(f"{kinds[0]}-bound")
-        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags)))
-    return rows
+    meta: dict = {}
+    means, wall = _block(compiled, inputs, runs, meta)
+    times = {k: [v] for k, v in means.items()}
+    return list(_profile(compiled, times, meta, [wall], model, machine, device_of).rows)
+
+
+def profile_many(factories: Mapping[str, Callable[[], Any]], inputs: Any, runs: int = 40, *, rounds: int = 5,
+                 models: Mapping[str, Any] | None = None, machine: Any = None,
+                 seed: int = 0) -> dict[str, LayerProfile]:
+    """Profile several models against each other, in interleaved rounds, each round on a fresh compilation.
+
+    ``factories[name]()`` compiles model ``name`` with ``profile=True``
+    (for example ``lambda: deploy.compile(m, profile=True)``). In each of
+    ``rounds`` rounds every model, in a shuffled order, is compiled afresh
+    and profiled as :func:`profile_layers` does (its first inference by
+    itself, then ``runs`` more), because the CPU plugin's counters are means
+    since compiling and cannot be reset. ``profile[name].rows[k].times[i]``
+    of every model then come from the same round ``i``, so per-round sums
+    (:meth:`LayerProfile.sums`) can be compared with
+    ``measure.Comparison.from_times``. Each round also times the whole
+    inferences from Python (:attr:`LayerProfile.wall`). ``models`` gives the
+    ONNX model of each name for the roofline tags (with ``machine``). See
+    chapter 8, "The minimal closed loop" (chapters/08_capstone.md).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``factories`` is not a mapping of at least one name to a function
+        that returns a model compiled with ``profile=True``, the inputs do
+        not fit one, ``models`` and ``machine`` do not come together, or a
+        count is out of range.
+    RuntimeError
+        If a device reports no executed layer.
+
+    Examples
+    --------
+    >>> from npukit.models import CameraNet
+    >>> m = CameraNet.pretrained().to_onnx()
+    >>> p = profile_many({"f32": lambda: compile(m, profile=True),
+    ...                   "bf16": lambda: compile(m, precision="bf16", profile=True)},
+    ...                  np.zeros((1, 3, 32, 32), np.float32), runs=3, rounds=2)
+    >>> sorted(p), len(p["f32"].wall), len(p["f32"].sums())
+    (['bf16', 'f32'], 2, 2)
+    """
+    if not isinstance(factories, Mapping) or not factories:
+        raise TypeError("factories must be a mapping of names to functions that compile a model with profile=True")
+    for k, f in factories.items():
+        if not callable(f):
+            raise TypeError(f"factories[{k!r}] must be a function of no argument that returns a compiled model, "
+                            f"got {type(f).__name__}")
+    if models is not None and (not isinstance(models, Mapping) or set(models) != set(factories)):
+        raise TypeError("models must map every name of factories to its onnx.ModelProto, or be None")
+    if (models is None) != (machine is None):
+        raise ValueError("models and machine go together: pass both for the roofline tags, or neither")
+    runs = _profile_args(runs, None, None, None)
+    rounds = _check.integer(rounds, "rounds", minimum=1, maximum=1000)
+    seed = _check.integer(seed, "seed", minimum=0)
+    for k in factories:
+        if models is not None:
+            _profile_args(runs, models[k], machine, None)
+    names = list(factories)
+    times: dict[str, dict[Any, list[float]]] = {k: {} for k in names}
+    meta: dict[str, dict] = {k: {} for k in names}
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    last: dict[str, Any] = {}
+    named: dict[str, dict] = {k: {} for k in names}    # a layer's key → its name in the latest compilation
+    order = np.random.default_rng(seed)
+    for i in range(rounds):
+        for j in order.permutation(len(names)):
+            k = names[j]
+            compiled = factories[k]()
+            _profiled(compiled, f"factories[{k!r}]()")
+            _check_inputs(compiled, inputs)
+            found: dict = {}
+            means, w = _block(compiled, inputs, runs, found)
+            # OpenVINO generates some names anew in every compilation (Multiply_4300, then Multiply_4307 …):
+            # a layer is the same layer across rounds by its place in the executed graph, where there is one
+            try:
+                key = {op.name: (op.order, op.layer_type) for op in executed_graph(compiled)}
+            except RuntimeError:
+                key = {}
+            for name, us in means.items():
+                kk = key.get(name, name)
+                named[k][kk] = name
+                meta[k][name] = found[name]
+                if kk not in times[k]:
+                    times[k][kk] = [0.0] * i      # a layer first seen now: 0 µs in the earlier rounds
+                times[k][kk].append(us)
+            for v in times[k].values():
+                v.extend([0.0] * (i + 1 - len(v)))
+            wall[k].append(w)
+            last[k] = compiled
+    out = {}
+    for k in names:
+        by_name = {named[k][kk]: v for kk, v in times[k].items()}
+        out[k] = _profile(last[k], by_name, meta[k], wall[k], None if models is None else models[k], machine, None)
+    return out
 
 
 #: Elementwise operators a runtime fuses into the convolution or matrix product before them.
 _FUSABLE = ("BatchNormalization", "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh")
 
 
-def _bounds(model: Any, machine: Any) -> dict[str, str]:
-    """ONNX node or output name → "memory"/"compute", judged by the layer that does the arithmetic.
+def _bounds(model: Any, machine: Any) -> dict[str, Any]:
+    """ONNX node or output name → the ``graphs.OpCount`` that judges it on the roofline.
 
     A runtime fuses BatchNormalization and activations into the convolution
     before them (and may rename the convolution), so a name that belongs to
@@ -510,7 +807,7 @@ def _bounds(model: Any, machine: Any) -> dict[str, str]:
         raise TypeError(f"model must be an onnx.ModelProto, got {type(model).__name__}")
     counts = {c.name: c for c in op_counts(model)}
     producer = {t: n for n in model.graph.node for t in n.output}
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for n in model.graph.node:
         anchor = n
         while anchor.op_type in _FUSABLE and anchor.input and anchor.input[0] in producer:
@@ -520,9 +817,8 @@ def _bounds(model: Any, machine: Any) -> dict[str, str]:
         c = counts.get(anchor.name)
         if c is None or not c.bytes:
             continue
-        kind = machine.bound(c.intensity)
         for key in (n.name, *n.output):
-            out[key] = kind
+            out[key] = c
     return out
 
 
@@ -546,6 +842,10 @@ def _check_inputs(compiled: Any, inputs: Any) -> None:
                              "reshape the model (model.reshape) or pad the input")
 
 
+#: Runs a tail percentile needs beyond it (:meth:`Benchmark.percentile`).
+TAIL_RUNS = 10
+
+
 @dataclasses.dataclass(frozen=True)
 class Benchmark:
     """Cold and steady-state latency of one compiled model, in seconds."""
@@ -562,11 +862,30 @@ class Benchmark:
     def median(self) -> float:
         return statistics.median(self.times)
 
+    @property
+    def maximum(self) -> float:
+        """The slowest steady-state run: what a high percentile of a short benchmark really reports."""
+        return max(self.times)
+
     def percentile(self, q: float) -> float:
-        """The ``q``-th percentile of the steady-state times."""
+        """The ``q``-th percentile of the steady-state times, if the runs can tell it.
+
+        A tail percentile needs runs beyond it: at least
+        :data:`TAIL_RUNS` runs above a percentile over 50 (or below one
+        under 50), else it is a ``ValueError`` (the 99th of 200 runs is
+        their second-slowest, a single run's noise). The 99th needs
+        1,000 runs, the 90th 100; report :attr:`maximum` otherwise. The
+        median, the minimum (0) and the maximum (100) are always given.
+        """
         q = _check.real(q, "q")
         if not 0 <= q <= 100:
             raise ValueError(f"q must be in [0, 100], got {q}")
+        beyond = len(self.times) * min(q, 100 - q) / 100
+        if q not in (0, 50, 100) and beyond < TAIL_RUNS:
+            need = int(np.ceil(TAIL_RUNS * 100 / min(q, 100 - q)))
+            raise ValueError(f"q={q:g}: {len(self.times)} runs leave {beyond:.1f} runs beyond the {q:g}th percentile, "
+                             f"fewer than {TAIL_RUNS}; time at least {need:,} runs, or report Benchmark.maximum "
+                             "(the slowest run) instead")
         return float(np.percentile(self.times, q))
 
 
@@ -765,6 +1084,47 @@ class AsyncPipeline:
             if not isinstance(j, Job):
                 raise TypeError(f"jobs[{i}] must be a deploy.Job (from AsyncPipeline.run), got {type(j).__name__}")
         return len(jobs) / (max(j.end for j in jobs) - min(j.fill_start for j in jobs))
+
+
+def explain_error(exc: BaseException) -> str:
+    """What an OpenVINO error says, without its trace: the informative lines, library paths cut to file names.
+
+    OpenVINO prefixes its messages with one ``Exception from
+    src/…/file.cpp:N:`` line per layer it passed through (the first,
+    ``src/inference/src/cpp/core.cpp``, is the same for every error); this
+    drops those prefixes and keeps the rest, with each absolute path
+    shortened to its last part, so that a table can show what OpenVINO
+    itself said. See chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception OpenVINO raised.
+
+    Returns
+    -------
+    str
+        One line; the exception's type name if nothing else remains.
+
+    Raises
+    ------
+    TypeError
+        If ``exc`` is not an exception.
+
+    Examples
+    --------
+    >>> explain_error(RuntimeError("Exception from src/inference/src/cpp/core.cpp:117:\\n"
+    ...                            "Cannot load library \\"/opt/ov/libs/libx.so\\": no such file"))
+    'Cannot load library "libx.so": no such file'
+    """
+    import re
+
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"exc must be an exception, got {type(exc).__name__}")
+    text = re.sub(r"Exception from \S+:\d+:", " ", str(exc))
+    text = re.sub(r"(?:/[^\s\"':]+)+/([^\s\"':/]+)", r"\1", text)
+    text = " ".join(text.split()).strip(" ;")
+    return text or type(exc).__name__
 
 
 def numbers(ctx: Any) -> list:

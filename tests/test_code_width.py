@@ -28,13 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 80
 HIDDEN = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 
-#: Being rewritten under other issues now (23: chapters and labs 7-8); labs 1-4
-#: belong to no one in this round and need re-running with their timing outputs.
-PAGES_ELSEWHERE = {"07_deploy.md": "issue 23", "08_capstone.md": "issue 23",
-                   "instructor.md": "issue 20 (its long lines are the grading section's commands and CSV)"}
+#: Labs 1-4 belong to no one in this round and need re-running with their timing outputs.
+PAGES_ELSEWHERE = {"instructor.md": "issue 20 (its long lines are the grading section's commands and CSV)"}
 LABS_ELSEWHERE = {"01_tensors.ipynb": "labs 1-4 are outside issue 21", "02_layouts.ipynb": "labs 1-4 are outside issue 21",
-                  "03_graphs.ipynb": "labs 1-4 are outside issue 21", "04_gemm.ipynb": "labs 1-4 are outside issue 21",
-                  "07_deploy.ipynb": "issue 23", "08_capstone.ipynb": "issue 23"}
+                  "03_graphs.ipynb": "labs 1-4 are outside issue 21", "04_gemm.ipynb": "labs 1-4 are outside issue 21"}
 
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 
 import numpy as np
 import onnx
@@ -393,7 +394,8 @@ def test_profile_tags_pooling_by_its_own_intensity(model, images):
     from npukit.graphs import MachineSpec
 
     c = deploy.compile(model, profile=True)
-    machine = MachineSpec(1e11, 1e10, "toy", "given", "given")     # ridge at 10 FLOP/byte
+    # ridge at 10 FLOP/byte, both roofs so low that no layer is overhead-bound: the tag shows the side
+    machine = MachineSpec(1e5, 1e4, "toy", "given", "given")
     rows = {r.name: r for r in deploy.profile_layers(c, images[:1], runs=2, model=model, machine=machine)}
     pool = [r for r in rows.values() if r.layer_type in ("ReduceMean", "Pooling")]
     assert pool and all("memory-bound" in r.tags for r in pool)    # 0.24 FLOP/byte, not its conv's
@@ -433,3 +435,208 @@ def test_a_reorder_that_keeps_the_layout_converts_only_precision():
     assert not keep.converts_layout and keep.converts_precision
     move = deploy.ExecutedOp("r", "Reorder", "ref", "f32", "f32", "acdb", ("abcd",), ("f32",), ("x",), ("x",), 1)
     assert move.converts_layout and not move.converts_precision
+
+
+# ---- what a device exposes (issue 23): a fake NPU's placeholder runtime model and its profile ------
+
+
+class _Port:
+    def __init__(self, shape):
+        import openvino as ov
+
+        self._shape = ov.PartialShape(list(shape))
+
+    def get_partial_shape(self):
+        return self._shape
+
+    def get_element_type(self):
+        import openvino as ov
+
+        return ov.Type.f32
+
+    def get_any_name(self):
+        return "image"
+
+
+class _Op:
+    """A node of the Intel NPU plugin's placeholder runtime model: no runtime info at all."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def get_rt_info(self):
+        return {}
+
+    def get_friendly_name(self):
+        return self.name
+
+    def inputs(self):
+        return []
+
+
+class _Info:
+    """One entry of request.profiling_info, as the NPU plugin reports it."""
+
+    def __init__(self, name, us, node_type="Convolution"):
+        import datetime
+        import types
+
+        self.node_name, self.node_type, self.exec_type = name, node_type, "NPU"
+        self.real_time = datetime.timedelta(microseconds=us)
+        self.status = types.SimpleNamespace(name="EXECUTED")
+
+
+class FakeNPUCompiled:
+    """A model compiled for an Intel NPU, as OpenVINO's NPU plugin shows it (src/plugins/intel_npu)."""
+
+    def __init__(self, layers=(("stem.conv", 9), ("block1.dw", 4), ("pool", 2))):
+        self.layers = layers
+        self.inputs = [_Port((1, 3, 32, 32))]
+
+    def get_runtime_model(self):
+        import types
+
+        ops = [_Op("image"), _Op("dummy"), _Op("logits")]
+        return types.SimpleNamespace(get_ordered_ops=lambda: ops)
+
+    def get_property(self, name):
+        return {"EXECUTION_DEVICES": ["NPU"], "PERF_COUNT": True}[name]
+
+    def create_infer_request(self):
+        import types
+
+        layers = self.layers
+        return types.SimpleNamespace(infer=lambda *a, **k: None,
+                                     profiling_info=[_Info(n, us) for n, us in layers])
+
+
+def test_executed_graph_names_a_device_without_one():
+    with pytest.raises(RuntimeError, match="NPU exposes no executed graph.*profile_layers"):
+        deploy.executed_graph(FakeNPUCompiled())
+
+
+def test_profile_layers_on_a_device_without_an_executed_graph_says_what_is_missing(model):
+    from npukit.graphs import MachineSpec
+
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    with pytest.warns(UserWarning, match="no conversion tags"):
+        rows = deploy.profile_layers(FakeNPUCompiled(), x, runs=4, model=model,
+                                     machine=MachineSpec(1e11, 1e10, "toy", "given", "given"))
+    assert [r.name for r in rows] == ["stem.conv", "block1.dw", "pool"]
+    assert [r.microseconds for r in rows] == [9, 4, 2]           # an NPU reports each run's own times
+    assert not any("conversion" in t for r in rows for t in r.tags)
+    assert all(r.roof_fraction is not None for r in rows)      # judged by the ONNX names the device kept
+    with pytest.raises(RuntimeError, match="reported no executed layer"):
+        deploy.profile_layers(FakeNPUCompiled(layers=()), x)
+
+
+@pytest.mark.parametrize("scale, overhead", [(1e9, True), (1e-6, False)])
+def test_overhead_bound_is_a_layer_far_below_its_roof(model, images, scale, overhead):
+    """A roof far above every layer's rate tags them all overhead-bound; one far below, none."""
+    from npukit.graphs import MachineSpec, op_counts
+
+    c = deploy.compile(model, profile=True)
+    machine = MachineSpec(1e11 * scale, 1e10 * scale, "toy", "given", "given")
+    rows = deploy.profile_layers(c, images[:1], runs=3, model=model, machine=machine)
+    judged = [r for r in rows if r.roof_fraction is not None]
+    assert judged and all(("overhead-bound" in r.tags) == overhead for r in judged)
+    # the fraction is the layer's bound over its median time, the bound counted from the ONNX node by hand
+    ran = {op.name: op for op in deploy.executed_graph(c)}
+    stem = next(r for r in judged if r.name in ran and "stem.bn" in ran[r.name].original)   # the fused stem
+    k = next(k for k in op_counts(model) if k.name == "stem.conv")
+    w = next(t for t in model.graph.initializer if t.name == model.graph.node[0].input[1])
+    co, ci, kh, kw = w.dims
+    flops = 2 * co * ci * kh * kw * 16 * 16                        # stride 2: 32×32 → 16×16 outputs
+    assert k.flops == flops
+    bound = max(flops / machine.peak_flops, k.bytes / machine.bandwidth)
+    assert stem.roof_fraction == pytest.approx(bound / (stem.microseconds * 1e-6))
+
+
+class FakeCPUCompiled(FakeNPUCompiled):
+    """The CPU plugin's counters: per layer, the mean over every inference since compiling, in whole µs.
+
+    ``times[name]`` lists each layer's true µs in inference 1, 2, 3 …; every request shares the counters.
+    """
+
+    def __init__(self, times):
+        super().__init__()
+        self.times, self.total, self.n = times, dict.fromkeys(times, 0), 0
+
+    def get_property(self, name):
+        return {"EXECUTION_DEVICES": ["CPU"], "PERF_COUNT": True}[name]
+
+    def create_infer_request(self):
+        model = self
+
+        class Request:
+            def infer(self, *a, **k):
+                for name, ts in model.times.items():
+                    model.total[name] += int(ts[model.n])      # each run truncated to whole µs, then added
+                model.n += 1
+
+            @property
+            def profiling_info(self):
+                return [_Info(k, model.total[k] // model.n) for k in model.times]
+
+        return Request()
+
+
+def test_profile_layers_undoes_the_cpu_plugins_running_mean():
+    """The first inference (a cold start of 900 µs) is read by itself; the runs after it are recovered."""
+    rng = np.random.default_rng(3)
+    runs = 40
+    steady = {"conv": 900 * (np.arange(runs + 1) == 0) + rng.uniform(3, 9, runs + 1),
+              "pool": 400 * (np.arange(runs + 1) == 0) + rng.uniform(0, 2, runs + 1)}
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    with pytest.warns(UserWarning, match="no executed graph"):
+        rows = {r.name: r for r in deploy.profile_layers(FakeCPUCompiled(steady), x, runs=runs)}
+    for name, ts in steady.items():
+        truth = np.floor(ts[1:]).mean()                 # what the counters saw of the timed runs
+        assert truth - 1 <= rows[name].microseconds <= truth + 1e-9
+        assert rows[name].microseconds < 0.1 * ts[0]    # the cold start is not in it
+
+
+def test_profile_many_interleaves_rounds_that_line_up(model, images):
+    q = ptq.to_qdq(fold_batchnorm(model), images)
+    factories = {"f32": lambda: deploy.compile(model, profile=True), "int8": lambda: deploy.compile(q, profile=True)}
+    p = deploy.profile_many(factories, images[:1], runs=8, rounds=3)
+    for prof in p.values():
+        assert len(prof.wall) == 3 and all(len(r.times) == 3 for r in prof.rows)
+        sums = prof.sums()
+        assert all(s == pytest.approx(sum(r.times[i] for r in prof.rows) * 1e-6) for i, s in enumerate(sums))
+        assert all(lo <= o < 1 for lo, o in zip(prof.outside_at_least, prof.outside))
+        assert prof.rows[0].microseconds >= prof.rows[-1].microseconds
+        # a layer's time is below its round's whole inference
+        assert all(r.times[i] * 1e-6 < prof.wall[i] for r in prof.rows for i in range(3))
+    verdict = measure.Comparison.from_times({k: v.sums() for k, v in p.items()}).verdict("int8")
+    assert verdict.rounds == 3
+
+
+def test_a_tail_percentile_needs_runs_beyond_it():
+    b = deploy.Benchmark(0.1, tuple(np.linspace(1e-3, 2e-3, 200)))
+    with pytest.raises(ValueError, match="1,000 runs"):
+        b.percentile(99)
+    assert b.percentile(90) == pytest.approx(np.percentile(b.times, 90))
+    assert b.maximum == max(b.times) == b.percentile(100)
+    assert deploy.Benchmark(0.1, (1e-3,) * 1000).percentile(99) == 1e-3
+
+
+def test_explain_error_keeps_what_openvino_said(model):
+    import openvino as ov
+
+    if "NPU" in ov.Core().available_devices:  # pragma: no cover
+        pytest.skip("this machine has an NPU")
+    core = ov.Core()
+    with pytest.raises(RuntimeError) as info:
+        core.compile_model(core.read_model(model.SerializeToString(), b""), "NPU")
+    said = deploy.explain_error(info.value)
+    assert "Exception from" not in said and "core.cpp" not in said and said.strip()
+    assert "compiler" in said and not re.search(r"/\w+/", said)   # the library named, its path cut
+
+
+def test_compile_hands_a_path_to_openvino_and_loads_from_the_cache(model, tmp_path):
+    onnx.save(model, tmp_path / "m.onnx")
+    cache = tmp_path / "cache"
+    first = deploy.compile(tmp_path / "m.onnx", cache_dir=cache)
+    again = deploy.compile(str(tmp_path / "m.onnx"), cache_dir=cache)
+    assert not bool(first.get_property("LOADED_FROM_CACHE")) and bool(again.get_property("LOADED_FROM_CACHE"))

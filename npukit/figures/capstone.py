@@ -36,10 +36,11 @@ STATIONS: tuple[tuple[int, str, str, str], ...] = (
 _POS = [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (4, 0), (3, 0), (2, 0), (1, 0)]
 
 
-def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "", title: str | None = None) -> Any:
+def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "", suffix: str = ".html",
+                      title: str | None = None) -> Any:
     """The course on one page: every chapter's idea as a station on CameraNet's path, linked to its chapter.
 
-    Each box names a chapter (a link to its page: ``base + page + ".html"``)
+    Each box names a chapter (a link to its page: ``base + page + suffix``)
     and its idea at that point of the path; ``facts`` adds a line per chapter,
     e.g. a number measured on this build. Hovering a box shows the idea.
 
@@ -48,7 +49,11 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
     facts : mapping of int to str, optional
         Chapter number → one short line shown in its box.
     base : str
-        Prefix of the links: ``""`` from a chapter page, ``"../chapters/"`` from a lab.
+        Prefix of the links: ``""`` from a chapter page, ``"../chapters/"`` from a lab in the book,
+        ``"../../chapters/"`` from the student edition in ``labs/student/``.
+    suffix : str
+        ``".html"`` for the built book's pages, ``".md"`` for the chapters' sources (what a notebook
+        outside the book can open).
     title : str, optional
 
     Returns
@@ -58,8 +63,8 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
     Raises
     ------
     TypeError, ValueError
-        If ``facts`` is not a mapping of chapter numbers 0–8 to strings, or
-        ``base`` is not a string.
+        If ``facts`` is not a mapping of chapter numbers 0–8 to strings,
+        ``base`` is not a string or ``suffix`` not one of the two.
 
     Examples
     --------
@@ -71,6 +76,7 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
 
     facts = _facts(facts)
     base = _check.text(base, "base")
+    suffix = _check.one_of(suffix, "suffix", (".html", ".md"))
     fig = go.Figure()
     w, h = 0.46, 0.36
     for (chapter, page, name, idea), (x, y) in zip(STATIONS, _POS):
@@ -79,7 +85,7 @@ def course_map_figure(facts: Mapping[int, str] | None = None, *, base: str = "",
                       fillcolor=colour, opacity=0.16, layer="below")
         extra = f"<br><i>{_wrap(facts[chapter])}</i>" if chapter in facts else ""
         fig.add_annotation(x=x, y=y, showarrow=False, align="center", font=dict(size=10.5),
-                           text=(f"<b><a href='{base}{page}.html' target='_self'>{chapter} · {name}</a></b><br>"
+                           text=(f"<b><a href='{base}{page}{suffix}' target='_self'>{chapter} · {name}</a></b><br>"
                                  f"{_wrap(idea)}{extra}"))
     for (x0, y0), (x1, y1) in zip(_POS, _POS[1:]):
         if y0 == y1:
@@ -211,18 +217,26 @@ def warmup_figure(times: Mapping[str, Sequence[float]], *, title: str | None = N
     return viz.style(fig, height=380, title=title)
 
 
-def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> Any:
+def variants_figure(loops: Mapping[str, Loop], comparison: Any = None, *, title: str | None = None) -> Any:
     """Median latency against MACs for each variant and precision: does time follow the work?
+
+    With ``comparison`` (a :class:`npukit.measure.Comparison` whose names
+    are ``"<variant> <precision>"``, every variant timed in the same
+    interleaved rounds) each point is that comparison's median and its
+    whiskers the interquartile range of its rounds; otherwise each point is
+    the variant's own :attr:`Loop.latency` median, without whiskers.
 
     Parameters
     ----------
     loops : mapping of str to Loop
         Variant label → its :func:`npukit.capstone.closed_loop`.
+    comparison : npukit.measure.Comparison, optional
 
     Raises
     ------
     TypeError, ValueError
-        If ``loops`` is not a non-empty mapping of labels to Loops.
+        If ``loops`` is not a non-empty mapping of labels to Loops, or
+        ``comparison`` not a Comparison.
 
     Examples
     --------
@@ -236,6 +250,10 @@ def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> A
     """
     import plotly.graph_objects as go
 
+    from ..timing import Comparison
+
+    if comparison is not None:
+        _check.instance(comparison, "comparison", Comparison, "measure.Comparison")
     if not isinstance(loops, Mapping) or not loops:
         raise TypeError(f"loops must be a non-empty mapping of labels to capstone.Loop, got {type(loops).__name__}")
     for k, v in loops.items():
@@ -245,8 +263,17 @@ def variants_figure(loops: Mapping[str, Loop], *, title: str | None = None) -> A
     fig = go.Figure()
     precisions = [p for p in ("FP32", "BF16", "INT8") if any(p in lp.latency for lp in loops.values())]
     for i, p in enumerate(precisions):
-        ks = [k for k in order if p in loops[k].latency]
-        fig.add_trace(go.Scatter(x=[loops[k].macs for k in ks], y=[loops[k].latency[p].median * 1e6 for k in ks],
+        if comparison is not None:
+            ks = [k for k in order if f"{k} {p}" in comparison.names]
+            w = [comparison.whiskers(f"{k} {p}", scale=1e6) for k in ks]
+            y, error = [m for m, _, _ in w], dict(type="data", array=[h for _, _, h in w],
+                                                   arrayminus=[lo for _, lo, _ in w], thickness=1.2)
+        else:
+            ks = [k for k in order if p in loops[k].latency]
+            y, error = [loops[k].latency[p].median * 1e6 for k in ks], None
+        if not ks:
+            continue
+        fig.add_trace(go.Scatter(x=[loops[k].macs for k in ks], y=y, error_y=error,
                                  mode="lines+markers+text", name=p, text=ks if i == 0 else None,
                                  textposition="top center", line=dict(color=viz.PALETTE[i])))
     macs = [lp.macs for lp in loops.values()]

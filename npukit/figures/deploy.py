@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from .. import _check, viz
 from ..contract import Partition
 from ..deploy import ExecutedOp, Job, LayerTime
@@ -24,10 +26,10 @@ __all__ = [
 
 
 def _kind(op: ExecutedOp) -> str:
-    if op.converts_layout:
-        return "inserted Reorder (layout)"
     if op.converts_precision:
-        return "inserted conversion (precision)"
+        return "inserted conversion (precision, and layout if it changes)"
+    if op.converts_layout:
+        return "inserted Reorder (layout only)"
     if op.layer_type in ("Input", "Output"):
         return "input / output"
     if op.fused:
@@ -35,7 +37,8 @@ def _kind(op: ExecutedOp) -> str:
     return "single layer"
 
 
-_COLOURS = {"inserted Reorder (layout)": viz.PALETTE[3], "inserted conversion (precision)": viz.PALETTE[1],
+_COLOURS = {"inserted Reorder (layout only)": viz.PALETTE[3],
+            "inserted conversion (precision, and layout if it changes)": viz.PALETTE[1],
             "fused layers": viz.PALETTE[0], "single layer": viz.PALETTE[5], "input / output": viz.PALETTE[7]}
 
 
@@ -45,8 +48,10 @@ def executed_graph_figure(ops: Sequence[ExecutedOp], *, title: str | None = None
     Each box is one executed operation in execution order; hovering shows its
     kernel, precision, layout and the original layers fused into it.
     Operations on constants only (weight conversions OpenVINO does once, at
-    compile time) and Reshapes (no data moves) are left out. A Reorder that
-    changes both layout and precision is drawn as a layout Reorder.
+    compile time) and Reshapes (no data moves) are left out. An operation
+    that converts the precision is drawn as a precision conversion, whether
+    or not it changes the layout too; a Reorder that changes only the
+    layout is drawn as a layout Reorder.
 
     Examples
     --------
@@ -128,6 +133,11 @@ def partition_figure(part: Partition, *, title: str | None = None) -> Any:
 def profile_figure(rows: Sequence[LayerTime], *, top: int = 15, title: str | None = None) -> Any:
     """Horizontal bars of per-layer time, slowest first, coloured by the first tag.
 
+    The tags are :func:`npukit.deploy.profile_layers`'s: a conversion the
+    runtime inserted, a reference kernel, a fallback, then the roofline's
+    verdict (``overhead-bound`` below :data:`npukit.deploy.OVERHEAD_FRACTION`
+    of the layer's roof, else which side of the ridge it sits on).
+
     Examples
     --------
     >>> from npukit.deploy import LayerTime
@@ -144,8 +154,8 @@ def profile_figure(rows: Sequence[LayerTime], *, top: int = 15, title: str | Non
             raise TypeError(f"rows[{i}] must be a deploy.LayerTime, got {type(r).__name__}")
     top = _check.integer(top, "top", minimum=1)
     rows = sorted(rows, key=lambda r: -r.microseconds)[:top]
-    tags = ["layout conversion", "precision conversion", "reference kernel", "fallback", "memory-bound",
-            "compute-bound", "untagged"]
+    tags = ["layout conversion", "precision conversion", "reference kernel", "fallback", "overhead-bound",
+            "memory-bound", "compute-bound", "untagged"]
     fig = go.Figure()
     for k, tag in enumerate(tags):
         mine = [r for r in rows if (r.tags[0] if r.tags else "untagged") == tag]
@@ -153,7 +163,10 @@ def profile_figure(rows: Sequence[LayerTime], *, top: int = 15, title: str | Non
             fig.add_trace(go.Bar(x=[r.microseconds for r in mine], y=[r.name for r in mine], orientation="h",
                                  name=tag, marker_color=viz.PALETTE[k % len(viz.PALETTE)],
                                  hovertext=[f"{r.layer_type} · {r.kernel}<br>{r.share:.0%} of layer time<br>"
-                                            f"{', '.join(r.tags) or '-'}" for r in mine], hoverinfo="text+x"))
+                                            f"{', '.join(r.tags) or '-'}"
+                                            + ("" if r.roof_fraction is None else
+                                               f"<br>{r.roof_fraction:.0%} of its roof") for r in mine],
+                                 hoverinfo="text+x"))
     fig.update_layout(xaxis_title="median time per inference (µs)", barmode="stack",
                       yaxis=dict(categoryorder="array", categoryarray=[r.name for r in rows][::-1]))
     return viz.style(fig, height=120 + 24 * len(rows), title=title)
@@ -195,10 +208,13 @@ def timeline_figure(jobs: Sequence[Job], *, title: str | None = None) -> Any:
     return viz.style(fig, height=160 + 40 * n, title=title)
 
 
-def throughput_figure(results: Mapping[str, Mapping[int, float]], *, title: str | None = None) -> Any:
+def throughput_figure(results: Mapping[str, Mapping[int, float]], *,
+                      spread: Mapping[str, Mapping[int, tuple]] | None = None, title: str | None = None) -> Any:
     """Throughput against the number of requests in flight, one line per configuration.
 
-    ``results[label][n] = inferences per second``.
+    ``results[label][n] = inferences per second``; ``spread[label][n] =
+    (below, above)``, the distances from that point to the ends of its
+    interquartile range over the rounds, drawn as whiskers.
 
     Examples
     --------
@@ -210,26 +226,37 @@ def throughput_figure(results: Mapping[str, Mapping[int, float]], *, title: str 
 
     if not isinstance(results, Mapping) or not results:
         raise TypeError(f"results must be a non-empty mapping label -> {{requests: inferences/s}}, got {type(results).__name__}")
+    if spread is not None and not isinstance(spread, Mapping):
+        raise TypeError(f"spread must map each label to {{requests: (below, above)}}, got {type(spread).__name__}")
     fig = go.Figure()
     for k, (label, pts) in enumerate(results.items()):
         if not isinstance(pts, Mapping):
             raise TypeError(f"results[{label!r}] must map a number of requests to inferences/s")
         ns = sorted(pts)
-        fig.add_trace(go.Scatter(x=ns, y=[pts[n] for n in ns], mode="lines+markers", name=str(label),
+        error = None
+        if spread is not None and label in spread:
+            ends = [spread[label][n] for n in ns]
+            error = dict(type="data", array=[b for _, b in ends], arrayminus=[a for a, _ in ends], thickness=1.2)
+        fig.add_trace(go.Scatter(x=ns, y=[pts[n] for n in ns], mode="lines+markers", name=str(label), error_y=error,
                                  line=dict(color=viz.PALETTE[k % len(viz.PALETTE)])))
     fig.update_layout(xaxis_title="requests in flight", yaxis_title="inferences per second", xaxis=dict(dtick=1))
     return viz.style(fig, title=title)
 
 
 def latency_figure(benchmarks: Mapping[str, Any], *, title: str | None = None) -> Any:
-    """First inference against steady-state latency (median, p90, p99) for several compiled models.
+    """First inference against steady-state latency (median with its quartiles, p90, slowest) of several models.
+
+    The median bar's whiskers reach the first and third quartiles of the
+    steady-state runs; the 90th percentile is drawn only where the runs can
+    tell it (:meth:`npukit.deploy.Benchmark.percentile`), and the slowest
+    run stands in for the tail a short benchmark cannot resolve.
 
     Examples
     --------
     >>> from npukit.deploy import Benchmark
     >>> fig = latency_figure({"f32": Benchmark(0.004, (0.001, 0.0012, 0.0011))})
-    >>> len(fig.data)
-    4
+    >>> [t.name for t in fig.data]
+    ['first inference', 'steady median', 'steady p90', 'slowest steady run']
     """
     import plotly.graph_objects as go
 
@@ -241,11 +268,24 @@ def latency_figure(benchmarks: Mapping[str, Any], *, title: str | None = None) -
     for k in labels:
         if not isinstance(benchmarks[k], Benchmark):
             raise TypeError(f"benchmarks[{k!r}] must be a deploy.Benchmark")
+
+    def p90(b: Benchmark) -> float | None:
+        try:
+            return b.percentile(90)
+        except ValueError:  # too few runs to tell it
+            return None
+
+    quart = {k: np.percentile(benchmarks[k].times, [25, 75]) for k in labels}
     fig = go.Figure()
     series = [("first inference", lambda b: b.first), ("steady median", lambda b: b.median),
-              ("steady p90", lambda b: b.percentile(90)), ("steady p99", lambda b: b.percentile(99))]
+              ("steady p90", p90), ("slowest steady run", lambda b: b.maximum)]
     for k, (name, f) in enumerate(series):
-        fig.add_trace(go.Bar(x=labels, y=[f(benchmarks[lab]) * 1e3 for lab in labels], name=name,
+        values = [f(benchmarks[lab]) for lab in labels]
+        error = None
+        if name == "steady median":
+            error = dict(type="data", array=[(quart[lab][1] - v) * 1e3 for lab, v in zip(labels, values)],
+                         arrayminus=[(v - quart[lab][0]) * 1e3 for lab, v in zip(labels, values)], thickness=1.2)
+        fig.add_trace(go.Bar(x=labels, y=[None if v is None else v * 1e3 for v in values], name=name, error_y=error,
                              marker_color=viz.PALETTE[[3, 0, 5, 4][k]]))
     fig.update_layout(barmode="group", yaxis_title="milliseconds", yaxis_type="log")
     return viz.style(fig, title=title)

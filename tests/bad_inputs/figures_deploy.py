@@ -14,4 +14,5 @@ CASES = [
     bad(fig.throughput_figure, {}, exc=TypeError, names="results"),
     bad(fig.throughput_figure, {"a": [1, 2]}, exc=TypeError, names="results['a']"),
     bad(fig.latency_figure, {"a": 1.0}, exc=TypeError, names="benchmarks['a']"),
+    bad(fig.throughput_figure, {"a": {1: 1.0}}, spread=[(0.1, 0.1)], exc=TypeError, names="spread"),
 ]
