@@ -457,11 +457,13 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
         sub = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         print(f"{path}: not a notebook ({exc}); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "score": 0, "max_score": 0, "exercises": []}
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
+                "exercises": []}
     lab = labs[lab_name] if lab_name else _identify(sub, path, labs)
     if lab is None:
         print(f"{path}: could not tell which lab this is (pass --lab); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "score": 0, "max_score": 0, "exercises": []}
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
+                "exercises": []}
     who = variants.submission_student(path, lab.name)
     learner = _learner_sources(sub, lab)
     refused = {ex.id: (screen.refusals(learner[ex.id]) if screening and learner[ex.id] is not None else [])
