@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -160,3 +161,43 @@ def test_lab9_round_trip_scores_full_and_zero(course9):
     rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
     assert float(rows["carol"]["max_score"]) == sum(points.values()) == 7.0
     assert float(rows["carol"]["score"]) == 7.0 and float(rows["dave"]["score"]) == 0.0
+def test_autograde_grades_each_student_on_their_variant(course):
+    """Lab 5's exercise 5 has per-student numbers: nbgrader's student id decides them when autograding."""
+    from npukit import systolic
+    from npukit.teach import variants
+
+    root, nbgrader = course
+    lab5 = ROOT / "labs" / "05_systolic.ipynb"
+    (root / "source" / "lab05").mkdir(parents=True, exist_ok=True)
+    shutil.copy(lab5, root / "source" / "lab05" / lab5.name)
+    nbgrader("generate_assignment", "lab05", "--force")
+    released = json.loads((root / "release" / "lab05" / lab5.name).read_text(encoding="utf-8"))
+
+    def right(who: str) -> tuple[int, float]:      # from the cycle-level simulator, not the checker's walk
+        v = variants.of("05_systolic", who)
+        sim = systolic.simulate(np.ones((v.M, v.K), int), np.ones((v.K, v.N), int), v.rows, v.cols, "ws")
+        return sim.cycles, sim.macs / (v.rows * v.cols * sim.cycles)
+
+    def submit(student: str, answer: tuple[int, float], entered: str = "") -> None:
+        nb = copy.deepcopy(released)
+        cells = _by_id(nb)
+        cells["ex5-my-layer"]["source"] = f"my_cycles = {answer[0]}\nmy_utilization = {answer[1]!r}\n"
+        if entered:   # the name typed in the first cell: nbgrader's id comes first (about 2 min for two students)
+            setup = next(c for c in nb["cells"] if "STUDENT_ID" in "".join(c["source"]))
+            setup["source"] = "".join(setup["source"]).replace('STUDENT_ID = ""', f'STUDENT_ID = "{entered}"')
+        folder = root / "submitted" / student / "lab05"
+        folder.mkdir(parents=True)
+        (folder / lab5.name).write_text(json.dumps(nb), encoding="utf-8")
+        nbgrader("db", "student", "add", student)
+
+    submit("vic", right("vic"))
+    submit("xia", right("vic"), entered="vic")        # xia typed vic's id and hands in vic's answer
+    nbgrader("autograde", "lab05", "--force")
+    nbgrader("export", "--to", str(root / "grades05.csv"))
+    rows = {(r["assignment"], r["student_id"]): r
+            for r in csv.DictReader((root / "grades05.csv").open(encoding="utf-8"))}
+    assert float(rows[("lab05", "vic")]["score"]) == 2.0
+    assert float(rows[("lab05", "xia")]["score"]) == 0.0
+    for who, mark in (("vic", "✓ your layer"), ("xia", "is not the number of cycles")):
+        graded = json.loads((root / "autograded" / who / "lab05" / lab5.name).read_text(encoding="utf-8"))
+        assert mark in json.dumps(_by_id(graded)["check5-my-layer"]["outputs"], ensure_ascii=False)

@@ -522,7 +522,8 @@ def test_every_lab_has_complete_nbgrader_metadata():
 CHECK_CALLS = {
     "05_systolic": ["teach.check_fold_cycles(fold_cycles)", "teach.check_ws_busy(ws_busy)",
                     "teach.check_utilization_prediction(predict_utilization, sim_pw)",
-                    "teach.check_best_shape(best_shape)"],
+                    "teach.check_best_shape(best_shape)",
+                    "teach.check_my_layer(my_cycles, my_utilization, mine)"],
     "06_quant": ["teach.check_quantize(my_quantize)", "teach.check_channel_scales(channel_scales)",
                  "teach.check_requantize(my_requantize)",
                  "teach.check_calibration_prediction(my_prediction, measured_drop)"],

@@ -97,6 +97,7 @@ class Learner:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
                or k.startswith(("OPENBLAS_", "OMP_", "MKL_"))}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["NPUKIT_STUDENT"] = os.environ.get("NPUKIT_STUDENT", "")   # the same variant in both processes
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-m", "npukit.teach.learner", str(to_learner[0]), str(from_learner[1])],

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from .. import _check
-from . import core, screen, student
+from . import core, screen, student, variants
 
 __all__ = ["DEFAULT_POINTS", "Exercise", "exercises", "set_metadata", "grade", "to_csv", "default_labs"]
 
@@ -306,7 +306,7 @@ def _defined(source: str) -> tuple[list[str], str]:
     return list(dict.fromkeys(names)), "\n".join(imports)
 
 
-def _run_checking(plan: dict, work: pathlib.Path, timeout: float) -> dict:
+def _run_checking(plan: dict, work: pathlib.Path, timeout: float, student_id: str = "") -> dict:
     """Run the checking process (npukit.teach.checking) on ``plan`` in ``work``; its result, or what went wrong."""
     (work / "checking").mkdir(parents=True)
     plan_path, result_path = work / "checking" / "plan.json", work / "checking" / "result.json"
@@ -316,6 +316,7 @@ def _run_checking(plan: dict, work: pathlib.Path, timeout: float) -> dict:
     limit = timeout * (len(plan["cells"]) + 4)
     env = {k: v for k, v in os.environ.items() if k != core.GRADE_SEED_ENV and not k.startswith("PLOTLY_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env[variants.STUDENT_ENV] = student_id      # the variant's student (npukit.teach.variants), "" for none
     with open(work / "checking" / "checking.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "npukit.teach.checking", str(plan_path), str(result_path)],
                                 cwd=work / "checking", env=env, stdin=subprocess.DEVNULL, stdout=log,
@@ -395,8 +396,9 @@ def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Pat
     Returns
     -------
     list of dict
-        ``{"submission", "lab", "score", "max_score", "exercises": [{"id", "status", "points",
-        "max_points", "message"}]}`` per submission, in the order given.
+        ``{"submission", "lab", "student", "variant", "score", "max_score", "exercises": [{"id",
+        "status", "points", "max_points", "message"}]}`` per submission, in the order given; ``student``
+        and ``variant`` as in :func:`to_csv`.
 
     Raises
     ------
@@ -455,11 +457,14 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
         sub = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         print(f"{path}: not a notebook ({exc}); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "score": 0, "max_score": 0, "exercises": []}
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
+                "exercises": []}
     lab = labs[lab_name] if lab_name else _identify(sub, path, labs)
     if lab is None:
         print(f"{path}: could not tell which lab this is (pass --lab); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "score": 0, "max_score": 0, "exercises": []}
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
+                "exercises": []}
+    who = variants.submission_student(path, lab.name)
     learner = _learner_sources(sub, lab)
     refused = {ex.id: (screen.refusals(learner[ex.id]) if screening and learner[ex.id] is not None else [])
                for ex in lab.exercises}
@@ -471,14 +476,16 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
             work = pathlib.Path(tmp)
             (work / "learner").mkdir()
             plan = _plan(lab, sources, seed, timeout, str(work / "learner"))
-            run = _run_checking(plan, work, timeout)
+            run = _run_checking(plan, work, timeout, who)
             if keep is not None:
                 _keep(keep, path, lab, plan, run, work)
     cells = {int(c["index"]): c for c in run.get("cells", [])}
     exs = [_judge(ex, cells, run.get("fatal"), learner[ex.id], lab.stubs[ex.id], refused[ex.id])
            for ex in lab.exercises]
-    return {"submission": str(path), "lab": lab.name, "score": sum(e["points"] for e in exs),
-            "max_score": sum(e.points for e in lab.exercises), "exercises": exs}
+    varied = variants.describe(variants.of(lab.name, who)) if lab.name in variants.LABS else ""
+    return {"submission": str(path), "lab": lab.name, "student": who, "variant": varied,
+            "score": sum(e["points"] for e in exs), "max_score": sum(e.points for e in lab.exercises),
+            "exercises": exs}
 
 
 def _keep(keep: pathlib.Path, path: pathlib.Path, lab: _Lab, plan: dict, run: dict, work: pathlib.Path) -> None:
@@ -511,15 +518,19 @@ def _keep(keep: pathlib.Path, path: pathlib.Path, lab: _Lab, plan: dict, run: di
 
 
 def to_csv(results: Sequence[dict[str, Any]]) -> str:
-    """One CSV row per submission: total, then points and status of each exercise.
+    """One CSV row per submission: the student and variant, total, then points and status of each exercise.
+
+    ``student`` is the id the grader took from the submission's path (:func:`npukit.teach.variants.
+    submission_student`); ``variant`` names the numbers that student's varied question was graded on
+    (``public`` without an id; empty for a lab with no varied question).
 
     Examples
     --------
     >>> print(to_csv([{"submission": "a.ipynb", "lab": "01_tensors", "score": 2, "max_score": 4, "exercises": [
     ...     {"id": "ex1-a", "status": "passed", "points": 2, "max_points": 2, "message": ""},
     ...     {"id": "ex1-b", "status": "not attempted", "points": 0, "max_points": 2, "message": "not attempted yet"}]}]))
-    submission,lab,score,max_score,ex1-a,ex1-a status,ex1-b,ex1-b status
-    a.ipynb,01_tensors,2,4,2,passed,0,not attempted
+    submission,lab,student,variant,score,max_score,ex1-a,ex1-a status,ex1-b,ex1-b status
+    a.ipynb,01_tensors,,,2,4,2,passed,0,not attempted
     <BLANKLINE>
     """
     ids: list[str] = []
@@ -527,10 +538,12 @@ def to_csv(results: Sequence[dict[str, Any]]) -> str:
         ids += [e["id"] for e in r["exercises"] if e["id"] not in ids]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["submission", "lab", "score", "max_score"] + [c for i in ids for c in (i, f"{i} status")])
+    w.writerow(["submission", "lab", "student", "variant", "score", "max_score"]
+               + [c for i in ids for c in (i, f"{i} status")])
     for r in results:
         by = {e["id"]: e for e in r["exercises"]}
-        w.writerow([r["submission"], r["lab"] or "", r["score"], r["max_score"]]
+        w.writerow([r["submission"], r["lab"] or "", r.get("student", ""), r.get("variant", ""), r["score"],
+                    r["max_score"]]
                    + [v for i in ids for v in ((by[i]["points"], by[i]["status"]) if i in by else ("", ""))])
     return out.getvalue()
 
@@ -539,7 +552,8 @@ def report(results: Sequence[dict[str, Any]]) -> str:
     """A plain-text report: a header per submission, a line per exercise."""
     lines = []
     for r in results:
-        lines.append(f"{r['submission']}: {r['lab'] or '?'} {r['score']}/{r['max_score']} points")
+        varied = f" (variant {r['variant']})" if r.get("variant") else ""
+        lines.append(f"{r['submission']}: {r['lab'] or '?'} {r['score']}/{r['max_score']} points{varied}")
         for e in r["exercises"]:
             msg = f"  {e['message']}" if e["status"] == "failed" else ""
             lines.append(f"  {e['id']:<24} {e['status']:<14} {e['points']}/{e['max_points']}{msg}")

@@ -34,7 +34,7 @@ import numpy as np
 from .. import _check
 from .core import CheckFailed, check, learner_call
 
-__all__ = ["check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction"]
+__all__ = ["check_fold_cycles", "check_best_shape", "check_ws_busy", "check_utilization_prediction", "check_my_layer"]
 
 _MAP = {"os": ("M", "N", "K"), "ws": ("K", "N", "M"), "is": ("K", "M", "N")}
 
@@ -624,3 +624,66 @@ def check_utilization_prediction(fn: Callable[[int, int, int, int, int, str], fl
                 f"cycles, or, as SCALE-Sim does, by the last cycle's index, the same way every time).\n  Where the "
                 f"cycles went: {_where_cycles_went(*case)}" + _again("check_utilization_prediction", seed))
     print(f"✓ {name}: you predicted {guess:.2%}, the simulator measured {truth:.2%}; {n} fresh layers agree too.")
+
+
+def check_my_layer(cycles: Any, utilization: Any, mine: Any) -> None:
+    """Check the cycles and utilization the learner worked out for their own layer (lab 5, exercise 5).
+
+    ``mine`` is the lab's :class:`npukit.teach.variants.Variant` for ``"05_systolic"``: a layer
+    (``M``, ``N``, ``K``) and an array (``rows`` × ``cols``, weight-stationary) drawn from the
+    student's id, or the public example without one. The checker draws the variant again itself
+    (:func:`npukit.teach.variants.variant`, so under a grader the grader's id decides, whatever
+    ``mine`` holds) and compares ``cycles`` exactly with the count of cycles the array runs (the
+    fold walk, the convention :func:`check_fold_cycles` checks against SCALE-Sim and the simulator)
+    and ``utilization`` within 1 % (relative) with useful MACs / (PEs × cycles). A failure says
+    what is wrong, not the answer. See chapter 5, "Systolic arrays" (chapters/05_systolic.md).
+
+    Raises
+    ------
+    NotAttempted
+        If ``cycles`` or ``utilization`` is still ``None`` or ``...``.
+    CheckFailed
+        If an answer is not a number of the right kind, or wrong.
+    TypeError
+        If ``mine`` is not a Variant of lab 5.
+
+    Examples
+    --------
+    >>> import os
+    >>> from npukit.teach import variants
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> check_my_layer(398, 0.02, variants.variant("05_systolic"))   # block3.pw's 128×128 answer, not 32×32's
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: your layer: 398 is not the number of cycles block3.pw (M=16, N=128, K=64) takes on a 32×32 weight-stationary array. Count the folds (K on the rows, N on the columns) and one fold's preload, fill, stream and drain.
+    """
+    from . import variants
+    from .core import NotAttempted
+
+    name = "your layer"
+    _check.instance(mine, "mine", variants.Variant)
+    if mine.lab != "05_systolic":
+        raise TypeError(f"mine must be lab 5's variant (variants.variant('05_systolic', …)), got lab {mine.lab!r}")
+    v = variants.variant("05_systolic", mine.entered)
+    if any(x is None or x is Ellipsis for x in (cycles, utilization)):
+        raise NotAttempted(f"{name}: not attempted yet (set my_cycles and my_utilization).")
+    if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)):
+        raise CheckFailed(f"{name}: my_cycles must be a whole number of cycles, got {cycles!r}")
+    if (isinstance(utilization, bool) or not isinstance(utilization, (int, float, np.integer, np.floating))
+            or not 0 <= float(utilization) <= 1):
+        raise CheckFailed(f"{name}: my_utilization must be a fraction in [0, 1] (0.05 for 5 %), got {utilization!r}")
+    M, N, K, R, C = (int(v.numbers[k]) for k in ("M", "N", "K", "rows", "cols"))
+    layer = f"{v.numbers['name']} (M={M}, N={N}, K={K})"
+    want = _cycles(M, N, K, R, C, "ws")
+    if int(cycles) != want:
+        why = (" That is the index of the last cycle, as SCALE-Sim reports it; give the count of cycles."
+               if int(cycles) == want - 1 else
+               " Count the folds (K on the rows, N on the columns) and one fold's preload, fill, stream and drain.")
+        raise CheckFailed(f"{name}: {int(cycles)} is not the number of cycles {layer} takes on a {R}×{C} "
+                          f"weight-stationary array.{why}")
+    share = M * N * K / (R * C * want)
+    if not math.isclose(float(utilization), share, rel_tol=0.01):
+        raise CheckFailed(f"{name}: your cycles are right, but {float(utilization):.4g} is not useful MACs / "
+                          f"(PEs × cycles) for them (within 1 %).")
+    who = "the public example" if v.student is None else f"variant {v.tag} of {v.student}"
+    print(f"✓ {name}: {layer} on {R}×{C} WS, {want:,} cycles, utilization {share:.2%} ({who}).")

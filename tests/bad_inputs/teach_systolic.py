@@ -20,4 +20,6 @@ CASES = [
     bad(t.check_ws_busy, _todo, seed=1.5, exc=TypeError, names="seed"),
     bad(t.check_utilization_prediction, _todo, None, exc=TypeError, names="measured"),
     bad(t.check_utilization_prediction, _todo, SIM, rtol=0, names="rtol"),
+    bad(t.check_my_layer, 880, 0.14, {"M": 16}, exc=TypeError, names="mine"),
+    bad(t.check_my_layer, 880, 0.14, "05_systolic", exc=TypeError, names="mine"),
 ]

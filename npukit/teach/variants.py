@@ -1,0 +1,261 @@
+"""Per-student variants: the numbers of a lab's numeric question, drawn from the student's id.
+
+A chapter's numeric exercise has its solution in a public dropdown, so an
+assigned copy of it has an answer anyone can look up. A *variant* gives each
+student their own numbers (a layer's sizes, an array's shape) for one
+question of a lab, from a seed derived from their student id; the grader
+computes each student's expected answer from the same id, so a right
+answer passes for its own id only. Without an id the lab shows its public
+numbers, the ones the book's worked solution uses.
+
+Which id is used, first match wins:
+
+1. **nbgrader's student id**, when nbgrader autogrades (it sets
+   ``NBGRADER_EXECUTION=autograde`` and runs the notebook in
+   ``autograded/<student_id>/<assignment>/``, its default directory
+   structure): the name of that folder's parent;
+2. **the course grader's submission name** (``python -m npukit.teach grade``
+   sets ``NPUKIT_STUDENT`` for both of its processes; see
+   :func:`submission_student`), or an id an instructor sets in that variable;
+3. **the name the student enters** in the lab's first code cell
+   (``STUDENT_ID = "…"``), passed to :func:`variant`;
+4. none: the public numbers.
+
+Ids are compared with surrounding spaces removed and case folded
+(``" Alice "`` is ``"alice"``). While working, a student who enters the id
+their instructor grades under sees the numbers they will be graded on.
+
+See the instructor guide, "Per-student variants" (chapters/instructor.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _check
+
+__all__ = ["STUDENT_ENV", "Variant", "LABS", "student", "seed", "variant", "of", "submission_student", "describe"]
+
+#: The environment variable the course grader sets to the submission's student.
+STUDENT_ENV = "NPUKIT_STUDENT"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One student's numbers for one lab's numeric question.
+
+    ``student`` is the normalized id (None for the public numbers),
+    ``source`` says where it came from (``"nbgrader"``, ``"grader"``,
+    ``"entered"``, ``"public"``), ``numbers`` the question's values and
+    ``tag`` a short name of the variant (``"public"`` or six hex digits of
+    the seed).
+    """
+
+    lab: str
+    student: str | None
+    source: str
+    numbers: dict = field(hash=False)
+    tag: str
+    entered: str = ""
+
+    def __post_init__(self) -> None:
+        _check.text(self.lab, "lab")
+        _check.text(self.student, "student", optional=True)
+        _check.one_of(self.source, "source", ("nbgrader", "grader", "entered", "public"))
+        _check.instance(self.numbers, "numbers", dict)
+        _check.text(self.tag, "tag")
+        _check.text(self.entered, "entered")
+        if (self.student is None) != (self.source == "public") or (self.student is None) != (self.tag == "public"):
+            raise ValueError(f"student, source and tag disagree: a public variant has no student and tag 'public', "
+                             f"got student={self.student!r}, source={self.source!r}, tag={self.tag!r}")
+
+    def __getattr__(self, name: str) -> Any:
+        numbers = object.__getattribute__(self, "numbers")
+        if name in numbers:
+            return numbers[name]
+        raise AttributeError(name)
+
+    def describe(self) -> str:
+        """The variant in one line: its tag and its numbers (the grader's CSV column)."""
+        return describe(self)
+
+
+def _normal(student_id: Any, name: str = "student_id") -> str | None:
+    if student_id is None:
+        return None
+    text = _check.text(student_id, name).strip().casefold()
+    return text or None
+
+
+def _nbgrader_student() -> str | None:
+    if os.environ.get("NBGRADER_EXECUTION") != "autograde":
+        return None
+    here = pathlib.Path.cwd()
+    return here.parent.name if here.parent.parent.name == "autograded" else None
+
+
+def student(entered: Any = "") -> tuple[str | None, str]:
+    """The student id in force and where it came from, in the order of the module docstring.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> student("  Alice ")
+    ('alice', 'entered')
+    >>> student("")
+    (None, 'public')
+    """
+    found = _nbgrader_student()
+    if found:
+        return _normal(found), "nbgrader"
+    env = _normal(os.environ.get(STUDENT_ENV) or None)
+    if env:
+        return env, "grader"
+    mine = _normal(entered if entered is not None else "", "entered")
+    return (mine, "entered") if mine else (None, "public")
+
+
+def seed(student_id: str) -> int:
+    """The variant seed of a (normalized) student id: 64 bits of its SHA-256.
+
+    Examples
+    --------
+    >>> seed("alice") == seed(" ALICE ")
+    True
+    """
+    norm = _normal(student_id)
+    if norm is None:
+        raise ValueError("student_id must not be empty")
+    return int.from_bytes(hashlib.sha256(f"npukit-variant:{norm}".encode()).digest()[:8], "big")
+
+
+# ---- the labs' varied questions ---------------------------------------------------------------
+# Each entry: (public numbers, a function drawing a student's numbers from a generator).
+
+def _systolic_public() -> dict:
+    # CameraNet's block3.pw (M = 16 pixels, N = 128 filters, K = 64 channels) on a 32×32 weight-stationary
+    # array: the public worked example of lab 5's exercise 5 (its solution shows the arithmetic).
+    return {"name": "block3.pw", "M": 16, "N": 128, "K": 64, "rows": 32, "cols": 32, "dataflow": "ws"}
+
+
+def _systolic_draw(rng: np.random.Generator) -> dict:
+    side = int(rng.choice([4, 5, 6, 7, 8, 10, 12, 14]))            # a feature map side: M = side²
+    N = int(rng.choice([24, 32, 40, 48, 64, 80, 96, 112, 128, 160]))
+    K = int(rng.choice([16, 24, 32, 40, 48, 64, 80, 96, 128]))
+    rows = int(rng.choice([8, 16, 32, 64]))
+    cols = int(rng.choice([8, 16, 32, 64]))
+    return {"name": f"a pointwise layer on a {side}×{side} map", "M": side * side, "N": N, "K": K,
+            "rows": rows, "cols": cols, "dataflow": "ws"}
+
+
+LABS: dict[str, tuple[Callable[[], dict], Callable[[np.random.Generator], dict]]] = {
+    "05_systolic": (_systolic_public, _systolic_draw),
+}
+
+
+def variant(lab: str, entered: Any = "") -> Variant:
+    """The numbers of ``lab``'s varied question for the student in force (see :func:`student`).
+
+    Parameters
+    ----------
+    lab : str
+        A lab with a varied question (a key of :data:`LABS`, e.g. ``"05_systolic"``).
+    entered : str
+        The id the student typed in the lab's first cell (``""``: none).
+
+    Returns
+    -------
+    Variant
+
+    Raises
+    ------
+    TypeError
+        If ``lab`` or ``entered`` is not a string.
+    ValueError
+        If ``lab`` has no varied question.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> variant("05_systolic").tag
+    'public'
+    >>> variant("05_systolic", "alice").numbers == variant("05_systolic", "bob").numbers
+    False
+    """
+    _check.text(lab, "lab")
+    if lab not in LABS:
+        raise ValueError(f"lab must be one of {sorted(LABS)}, got {lab!r}")
+    if entered is None:
+        entered = ""
+    _check.text(entered, "entered")
+    who, source = student(entered)
+    return _make(lab, who, source, entered)
+
+
+def of(lab: str, student_id: Any) -> Variant:
+    """The variant of ``lab`` for ``student_id`` (None or ``""``: the public numbers), whatever is in force.
+
+    What the grader writes in its CSV. Raises like :func:`variant`.
+
+    Examples
+    --------
+    >>> of("05_systolic", "alice") == of("05_systolic", " Alice")
+    True
+    """
+    _check.text(lab, "lab")
+    if lab not in LABS:
+        raise ValueError(f"lab must be one of {sorted(LABS)}, got {lab!r}")
+    who = _normal(student_id)
+    return _make(lab, who, "grader" if who else "public", "")
+
+
+def _make(lab: str, who: str | None, source: str, entered: str) -> Variant:
+    public, draw = LABS[lab]
+    if who is None:
+        return Variant(lab, None, "public", public(), "public", entered)
+    s = seed(who)
+    rng = np.random.default_rng([s, int.from_bytes(lab.encode(), "big") % 2**63])
+    return Variant(lab, who, source, draw(rng), f"{s:016x}"[:6], entered)
+
+
+def describe(v: Variant) -> str:
+    """``"public"`` or ``"<tag>: M=36 N=96 …"``: the variant and its numbers in one line.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> describe(variant("05_systolic"))
+    'public'
+    """
+    _check.instance(v, "v", Variant)
+    if v.student is None:
+        return "public"
+    numbers = " ".join(f"{k}={val}" for k, val in v.numbers.items() if k != "name")
+    return f"{v.tag}: {numbers}"
+
+
+def submission_student(path: str | os.PathLike, lab: str) -> str:
+    """The student a submission belongs to, from its path: the file's stem without the lab's name
+    (``alice_05_systolic.ipynb`` → ``alice``), else its folder's name (``alice/05_systolic.ipynb`` → ``alice``).
+
+    Examples
+    --------
+    >>> submission_student("subs/alice/05_systolic.ipynb", "05_systolic")
+    'alice'
+    >>> submission_student("subs/Bob_05_systolic.ipynb", "05_systolic")
+    'bob'
+    """
+    p = _check.path(path, "path")
+    _check.text(lab, "lab")
+    rest = re.sub(r"^[\s_.-]+|[\s_.-]+$", "", p.stem.replace(lab, "")) if lab else p.stem
+    return _normal(rest or p.parent.name or p.stem) or ""
