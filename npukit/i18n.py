@@ -316,7 +316,7 @@ def _translate_inserted_toctrees(app: Any, doctree: Any) -> None:
             translated = merged.get(msg, "").strip()
             if translated:
                 node.apply_translated_message(msg, merged[msg])
-            candidates.append((node, msg, not translated))
+            candidates.append((node, msg, not translated, None))  # applied here: never dropped
 
 
 def _parents(node: Any):
