@@ -55,8 +55,26 @@ def section_labels(text: str) -> dict[str, int]:
 
 
 def glued_keys(page: str) -> set[str]:
+    """The keys a page glues: ``glue("key", ...)``, and through a one-line helper such as chapter 9's
+    ``def g(key, value): glue(f"ch9_{key}", ...)``, ``g("key", ...)``."""
     path = ROOT / "chapters" / page
-    return set(re.findall(r'glue\(\s*"(\w+)"', path.read_text(encoding="utf-8"))) if path.exists() else set()
+    if not path.exists():
+        return set()
+    text = path.read_text(encoding="utf-8")
+    keys = set(re.findall(r'glue\(\s*"(\w+)"', text))
+    for name, arg, prefix in re.findall(r'def (\w+)\((\w+)[^)]*\):\s*\n\s+glue\(f"(\w*)\{(?:\2)\}"', text):
+        keys |= {prefix + k for k in re.findall(rf'(?<![\w.]){name}\(\s*"(\w+)"', text)}
+        # a key made in a loop, g(f"mb_{rt}_in", ...): kept as a pattern, matched by _Keys
+        keys |= {re.compile(prefix + re.sub(r"\\\{\w+\\\}", r"\\w+", re.escape(k)))
+                 for k in re.findall(rf'(?<![\w.]){name}\(\s*f"([\w{{}}]+)"', text)}
+    return _Keys(keys)
+
+
+class _Keys(set):
+    """Glued keys, some of them patterns: ``"k" in keys`` is true for a key or a key a pattern matches."""
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or any(isinstance(k, re.Pattern) and k.fullmatch(str(key)) for k in self)
 
 
 def backed(verdict: str, evidence: str, labels: dict[str, int]) -> str | None:
