@@ -12,7 +12,8 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import capstone, core, deploy, gemm, graphs, layouts, predict, quant, roofline, student, systolic, tensors
+from . import (capstone, core, deploy, gemm, graphs, layouts, predict, quant, retime, roofline, student, systolic,
+               tensors)
 from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
                        check_warm_latency)
 from .core import check
@@ -40,7 +41,7 @@ __all__ = [
     "check_variant_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
-    "roofline", "check_relu_prediction",
+    "roofline", "check_relu_prediction", "retime",
 ]
 
 from . import grade, guard  # noqa: E402  (the grader; the watch and the seal, used by core)
