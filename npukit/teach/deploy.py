@@ -447,9 +447,10 @@ def _facts(compiled: Any, runs: Any) -> tuple[int, float, float, float]:
 #: off on a quiet machine), and other programs taking a core from the host thread or a stream cost the overlap
 #: more than they cost one request (up to 35 % off with two busy processes on two cores) …
 SPEEDUP_FLOOR = 0.4
-#: … or within the rounds' spread, up to this. This comparison only keeps a prediction honest about this run:
-#: the typical wrong models are told apart by the fresh situations after it, which are exact.
-SPEEDUP_CEILING = 0.6
+#: … or within the rounds' spread, up to this; beyond it the rounds are too noisy to grade (measured again, then
+#: TooNoisy): a busy machine takes the cores the overlap needs. This comparison only keeps a prediction honest
+#: about this run: the typical wrong models are told apart by the fresh situations before it, which are exact.
+SPEEDUP_CEILING = 0.45
 
 
 def _pipelines(compiled: Any, host_s: float, frames: int = 24) -> tuple[dict, dict, Callable[[], float]]:
@@ -489,10 +490,11 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
     long as the lab's host step standing in for its decode, reads the facts
     from the same rounds' one-request jobs, and asks ``fn`` about those
     facts. The prediction passes within 40 % of the measured speed-up (the
-    rounds' spread, if larger, up to 60 %; beyond that the check measures
+    rounds' spread, if larger, up to 45 %; beyond that the check measures
     again, then raises :class:`~npukit.teach.retime.TooNoisy`); the message
     explains the gap. A prediction must come from the facts, not from the
-    measurement: the same function is then asked about 12 fresh situations
+    measurement: before any timing, the same function is asked about 12
+    fresh situations
     (a new seed each call unless ``seed`` is given; from the grading seed
     when grading) and must be within a quarter of the checker's own
     host-and-streams model there, so no single number passes: first four
@@ -529,7 +531,39 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
             raise CheckFailed(f"{name}: return the speed-up as a positive number such as 1.5, got {got!r}")
         return float(got)
 
-    predicted(streams, lab_host, lab_infer)   # before the rounds: a function not written yet stops here
+    predicted(streams, lab_host, lab_infer)   # a function not written yet stops here
+    # the fresh situations first, before any timing: they are exact, so a wrong model is refused however busy
+    # the machine is, and the noisy comparison below only keeps a right model honest about this run
+    rng, seed = _rng(seed)
+    for i in range(len(_SEPARATING) + 8):
+        if i < len(_SEPARATING):   # where each typical wrong model is off by more than a quarter
+            s, (h_low, h_high), (t_low, t_high) = _SEPARATING[i]
+            s, h, t = int(rng.choice(s)), float(rng.uniform(h_low, h_high)), float(rng.uniform(t_low, t_high))
+            want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
+            if abs(got - want) > 0.25 * want:
+                raise CheckFailed(
+                    f"{name}: for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                    f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A "
+                    f"prediction must follow from the facts, not from the measurement: {_SEPARATING_WHY[i]}"
+                    + _again("check_speedup_prediction", seed))
+            continue
+        kind = ("one stream, light host", "streams and host in balance", "host-bound", "any")[i % 4]
+        if kind == "one stream, light host":
+            s, h, t = 1, float(rng.uniform(0.05, 0.5)), float(rng.uniform(2, 10))
+        elif kind == "streams and host in balance":
+            s, h = int(rng.integers(2, 5)), float(rng.uniform(0.5, 5))
+            t = float(rng.uniform(h, 2 * h))
+        elif kind == "host-bound":
+            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(2, 5)), float(rng.uniform(0.1, 0.5))
+        else:
+            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(0.05, 5)), float(rng.uniform(0.1, 10))
+        want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
+        if abs(got - want) > 0.25 * want:
+            raise CheckFailed(
+                f"{name}: for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A prediction "
+                "must follow from the facts, not from the measurement: which of the host, the two requests' "
+                "turns and the streams is the bottleneck?" + _again("check_speedup_prediction", seed))
     fns, jobs, clock = _pipelines(compiled, lab_host / 1e3)
     facts: dict = {}
 
@@ -558,36 +592,6 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
                "host step alone explains.")
         raise CheckFailed(f"{name}: for those facts you predicted ×{guess:.2f}; {seen}: more than {j.tolerance:.0%} "
                           f"apart.\n  {story} {gap}")
-    rng, seed = _rng(seed)
-    for i in range(len(_SEPARATING) + 8):
-        if i < len(_SEPARATING):   # where each typical wrong model is off by more than a quarter
-            s, (h_low, h_high), (t_low, t_high) = _SEPARATING[i]
-            s, h, t = int(rng.choice(s)), float(rng.uniform(h_low, h_high)), float(rng.uniform(t_low, t_high))
-            want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
-            if abs(got - want) > 0.25 * want:
-                raise CheckFailed(
-                    f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
-                    f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A "
-                    f"prediction must follow from the facts, not from the measurement: {_SEPARATING_WHY[i]}"
-                    + _again("check_speedup_prediction", seed))
-            continue
-        kind = ("one stream, light host", "streams and host in balance", "host-bound", "any")[i % 4]
-        if kind == "one stream, light host":
-            s, h, t = 1, float(rng.uniform(0.05, 0.5)), float(rng.uniform(2, 10))
-        elif kind == "streams and host in balance":
-            s, h = int(rng.integers(2, 5)), float(rng.uniform(0.5, 5))
-            t = float(rng.uniform(h, 2 * h))
-        elif kind == "host-bound":
-            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(2, 5)), float(rng.uniform(0.1, 0.5))
-        else:
-            s, h, t = int(rng.integers(1, 5)), float(rng.uniform(0.05, 5)), float(rng.uniform(0.1, 10))
-        want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
-        if abs(got - want) > 0.25 * want:
-            raise CheckFailed(
-                f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
-                f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A prediction "
-                "must follow from the facts, not from the measurement: which of the host, the two requests' "
-                "turns and the streams is the bottleneck?" + _again("check_speedup_prediction", seed))
     print(f"✓ {name}: for the facts of the check's rounds you predicted ×{guess:.2f}; {seen}; "
           f"{len(_SEPARATING) + 8} fresh situations agree too.")
 
