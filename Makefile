@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit load-test labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
@@ -87,6 +87,7 @@ translation-status: $(STAMP)
 test: $(STAMP)
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory scalesim-check
+	$(MAKE) --no-print-directory load-test
 	$(MAKE) --no-print-directory labs
 	$(MAKE) --no-print-directory chapters
 	$(MAKE) --no-print-directory student-test
@@ -98,14 +99,20 @@ test: $(STAMP)
 	@echo "make test: all checks passed."
 
 unit: $(STAMP)
-	$(PYTEST) -q --doctest-modules npukit tests -m "not slow and not book"
+	$(PYTEST) -q --doctest-modules npukit tests -m "not slow and not book and not load"
+
+# Every timing check with its reference answer (10 tries) and its typical wrong answers, while two busy
+# processes (tests/busy.py) compete for the cores; prints a line per check with its reruns (about 90 s).
+load-test: $(STAMP)
+	$(PYTEST) -q -s tests/test_timing_checks.py -m load
 
 # The built book quotes each shared quantity with one value (tables and prose; reads _build, < 1 s).
 book-check: $(STAMP)
 	$(PYTEST) -q tests/test_built_book.py -m book
 
+# The labs under nbval with the load test's background load (two bursty busy processes, tests/busy.py).
 labs: $(STAMP)
-	$(PYTEST) -q $(NBVAL) labs
+	$(PY) tests/busy.py -- $(PYTEST) -q $(NBVAL) labs
 
 chapters: $(STAMP)
 	rm -rf $(STORE)
