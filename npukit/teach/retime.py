@@ -106,5 +106,6 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
             return comparison, judgements
     MEASUREMENTS.append(attempts)
     noisy = next(j for j in judgements.values() if j.outcome == "rerun")
-    raise TooNoisy(f"{name}: {noisy.message}. (The check measured {attempts} times, in interleaved rounds of CPU "
-                   "time, and each time the rounds spread too much to grade your prediction either way.)")
+    kind = "wall time" if clock is WALL_TIME else "CPU time"
+    raise TooNoisy(f"{name}: {noisy.message}. (The check measured {attempts} times, in interleaved rounds of {kind}, "
+                   "and each time the rounds spread too much to grade your prediction either way.)")
