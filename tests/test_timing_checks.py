@@ -6,11 +6,14 @@ is called with the lab's reference answer and with its typical wrong answers whi
 them) compete for the cores. What must hold (issue 19):
 
 * the reference answer passes in every one of :data:`TRIALS` tries;
-* every typical wrong answer is refused every time it is tried (lab 8's variant check, the costliest,
-  tries each wrong answer once, the others :data:`WRONG_TRIES` times);
+* every typical wrong answer is refused every time it is tried (:data:`WRONG_TRIES` times each, once
+  to keep the test's cost down: the refusals are far from the line, the reference is what noise
+  threatens);
 * a "too noisy, re-run" outcome (:class:`npukit.teach.retime.TooNoisy`) is neither a pass nor a
-  refusal: it fails this test, and every re-measurement a check made before deciding is counted and
-  reported, so that reruns stay rare.
+  refusal: the test does what the message asks a learner to do, runs the check again (at most
+  :data:`RERUNS` times for one try), and counts it. More than :data:`MAX_RERUNS` reruns for one
+  check fail the test (reruns must stay rare), and so does a try still "too noisy" after its reruns.
+  Every re-measurement a check made before deciding is counted and reported too.
 
 The checks are the real ones, timing real kernels, products, pipelines and OpenVINO models; nothing
 is faked. Marked ``load`` and run by ``make load-test`` (part of ``make test``), not by ``make unit``.
@@ -38,7 +41,9 @@ from npukit.teach.retime import TooNoisy
 pytestmark = pytest.mark.load
 
 TRIALS = 10          # tries of each reference answer
-WRONG_TRIES = 2      # tries of each typical wrong answer (lab 8's variant check: 1)
+RERUNS = 2           # runs again of one try that said "too noisy, re-run", as a learner would
+MAX_RERUNS = 3       # reruns allowed for one check in all (of its 10 + wrong-answer tries)
+WRONG_TRIES = 1      # tries of each typical wrong answer (each run of the load test; cost, see make load-test)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -49,17 +54,22 @@ def busy_machine():
         yield
 
 
-def _outcome(call, said: list) -> str:
-    try:
-        call()
-    except TooNoisy as exc:
-        said.append(str(exc))
-        return "rerun"
-    except CheckFailed as exc:
-        said.append(str(exc))
-        return "refused"
-    said.append("passed")
-    return "pass"
+def _outcome(call, said: list, reruns: list) -> str:
+    """``call``'s outcome, re-run (and counted in ``reruns``) while it says "too noisy", RERUNS times at most."""
+    for attempt in range(1 + RERUNS):
+        try:
+            call()
+        except TooNoisy as exc:
+            said.append(str(exc))
+            if attempt < RERUNS:
+                reruns.append(str(exc))
+            continue
+        except CheckFailed as exc:
+            said.append(str(exc))
+            return "refused"
+        said.append("passed")
+        return "pass"
+    return "rerun"
 
 
 def _under_load(name, reference, wrong, capsys, wrong_tries=WRONG_TRIES):
@@ -67,21 +77,23 @@ def _under_load(name, reference, wrong, capsys, wrong_tries=WRONG_TRIES):
     start, t0, cpu = len(retime.MEASUREMENTS), time.perf_counter(), time.process_time()
     got = {"reference": []} | {k: [] for k in wrong}
     said = {k: [] for k in got}
+    rerun: list = []
     for i in range(TRIALS):
-        got["reference"].append(_outcome(reference, said["reference"]))
+        got["reference"].append(_outcome(reference, said["reference"], rerun))
         for k, call in wrong.items():
             if i < wrong_tries:
-                got[k].append(_outcome(call, said[k]))
+                got[k].append(_outcome(call, said[k], rerun))
     capsys.readouterr()                                  # the checks' own ✓ lines
     measured = retime.MEASUREMENTS[start:]
     again = sum(m - 1 for m in measured)
-    reruns = sum(v.count("rerun") for v in got.values())
+    reruns = len(rerun)
     line = (f"load test, {name}: reference {got['reference'].count('pass')}/{TRIALS} passed; wrong answers "
             + ", ".join(f"{k} {got[k].count('refused')}/{len(got[k])} refused" for k in wrong)
             + f"; {reruns} reruns; {again} re-measurements in {len(measured)} checks; "
             f"{time.perf_counter() - t0:.0f} s ({time.process_time() - cpu:.0f} s of CPU time in this process)")
     with capsys.disabled():
         print("\n" + line)
+    assert reruns <= MAX_RERUNS, (line, rerun)
     assert got["reference"] == ["pass"] * TRIALS, (line, [m for m in said["reference"] if m != "passed"])
     for k in wrong:
         assert got[k] == ["refused"] * len(got[k]), (k, line, said[k])
@@ -222,7 +234,7 @@ def test_lab8_variant_prediction_under_load(loops, capsys):
         "the pixels ((40/32)²)": lambda: check(lambda m, am, ar: 1.5625, yours, shipped),
         "the anchor's ratio": lambda: check(lambda m, am, ar: ar, yours, shipped),
         "the anchor's ratio × MACs": lambda: check(lambda m, am, ar: ar * m / am, yours, shipped),
-    }, capsys, wrong_tries=1)
+    }, capsys)
 
 
 def test_the_default_kernels_of_the_load_test_exist():
