@@ -699,12 +699,13 @@ ANCHOR = (2.5, 48)
 #: work than the shipped model. The anchor itself is asked too: a rule that ignores the anchor fails there.
 CHECKED = ((1.0, 40),)
 #: A prediction passes within this fraction of the ratio the check measures (the affine model's error: a
-#: variant with more pixels moves more activation bytes per MAC than a wider one; 2 % to 6 % here) …
-VARIANT_FLOOR = 0.15
+#: variant with more pixels moves more activation bytes per MAC than a wider one; 2 % to 6 % on a quiet
+#: machine, and more while other programs stream memory: at 15 % the load test refused it once in ten) …
+VARIANT_FLOOR = 0.2
 #: … or within the rounds' spread, up to this. The typical wrong answers miss by more on at least one of the
 #: three: ×1, time ∝ MACs, a width or pixel ratio (1.5, (40/32)²) by 1.7 to 4 on the anchor; the anchor's own
 #: ratio, or that ratio scaled with the MACs, by 2 to 3 on the 40-pixel network.
-VARIANT_CEILING = 0.25
+VARIANT_CEILING = 0.3
 
 #: Models compiled for the check, by their bytes, and the variants it builds, by (width, size): made once per
 #: session, so a check run again times at once.
@@ -776,8 +777,8 @@ def check_variant_prediction(fn: Callable[[float, float, float], Any], variant: 
     the anchor itself and for the 40-pixel network, their MACs over the
     shipped model's, the anchor's MACs over the shipped model's, and the
     anchor's latency ratio *as these rounds measured it*, and compares each
-    answer with the ratio the same rounds measured: within 15 % (the rounds'
-    spread, if larger, up to 25 %; beyond that the check measures again,
+    answer with the ratio the same rounds measured: within 20 % (the rounds'
+    spread, if larger, up to 30 %; beyond that the check measures again,
     then raises :class:`~npukit.teach.retime.TooNoisy`). So a prediction that
     follows from the facts passes on any machine, and a constant, or a rule
     that fits one variant, fails on another. ``fn`` runs cut off from the
