@@ -103,7 +103,8 @@ unit: $(STAMP)
 
 # Every timing check with its reference answer (10 tries) and its typical wrong answers, while two busy
 # processes (tests/busy.py) compete for the cores; prints a line per check with its reruns. Its cost is wall
-# time waiting for the cores: about 30 s of CPU time in the test's process, 3.5-5.5 min measured on this
+# time waiting for the cores: about 30 s of CPU time in the test's process; 2.3 min with only its own two busy
+# processes running (load average about 3), 3.5-5.5 min measured on this
 # project's shared 2-core machine at a load average of 10-20 (see tests/test_timing_checks.py).
 load-test: $(STAMP)
 	$(PYTEST) -q -s tests/test_timing_checks.py -m load
