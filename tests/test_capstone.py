@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import FakeRounds, swapped
 
 from npukit import capstone, contract, deploy, measure, ptq, rewrites, tally, teach
 from npukit.data import shapes_dataset
@@ -233,17 +234,21 @@ def _guarded(folded, calibration):
     return ptq.to_qdq(folded, calibration)
 
 
+#: The clock the learner-side functions below read: time.perf_counter, or the fake one of ``fake_time``.
+now = time.perf_counter
+
+
 def _warm(run, warmup, runs):
-    t0 = time.perf_counter()
+    t0 = now()
     run()
-    first = time.perf_counter() - t0
+    first = now() - t0
     for _ in range(warmup):
         run()
     ts = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = now()
         run()
-        ts.append(time.perf_counter() - t0)
+        ts.append(now() - t0)
     return first, statistics.median(ts)
 
 
@@ -263,7 +268,8 @@ def test_reference_solutions_pass(capsys, loop):
     teach.check_qdq(lambda f, c: _guarded(f, c) and contract.ort_quantize_qdq(f, c))      # ONNX Runtime's quantizer too
     teach.check_warm_latency(_warm)
     teach.check_roofline_bounds(_bounds)
-    teach.check_variant_prediction(lambda macs_ratio: 1.0, loop, loop)
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.0))):
+        teach.check_variant_prediction(_affine, loop, loop)
     assert capsys.readouterr().out.count("✓") == 6
 
 
@@ -377,9 +383,9 @@ def _no_warmup(run, warmup, runs):
 
 
 def _timed(run):
-    t0 = time.perf_counter()
+    t0 = now()
     run()
-    return time.perf_counter() - t0
+    return now() - t0
 
 
 def _size(folded):
@@ -405,10 +411,10 @@ def _summarised(run, warmup, runs, summary):
 
 
 def _first_and_warmup(run, warmup, runs):
-    t0 = time.perf_counter()
+    t0 = now()
     for _ in range(1 + warmup):
         run()
-    return time.perf_counter() - t0, statistics.median(_timed(run) for _ in range(runs))
+    return now() - t0, statistics.median(_timed(run) for _ in range(runs))
 
 
 @pytest.mark.parametrize("fn, says", [
@@ -424,9 +430,33 @@ def _first_and_warmup(run, warmup, runs):
     (lambda run, w, r: (0.01, measure.timeit(run, repeat=r, warmup=w)), "measure.timeit"),
     (lambda run, w, r: [_warm(run, w, r)], "pair"),
 ])
-def test_warm_latency_mistakes(fn, says):
+def test_warm_latency_mistakes(fn, says, fake_time):
     with pytest.raises(CheckFailed, match=says):
         teach.check_warm_latency(fn)
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    """The stand-in inferences sleep on a fake clock, and the functions under check read it: no real timing.
+
+    With real sleeps, a busy machine stretched calls by a millisecond now and then, which moved a mistake's
+    answer off the value its hint looks for (test_warm_latency_mistakes[first call] failed under load).
+    """
+    import sys
+
+    fake = [0.0]
+
+    def sleep(seconds):
+        fake[0] += seconds
+
+    monkeypatch.setattr(sys.modules[__name__], "now", lambda: fake[0])
+    with swapped(teach_capstone, "_clock", lambda: fake[0]), swapped(teach_capstone, "_sleep", sleep):
+        yield
+
+
+def test_the_reference_passes_on_the_fake_clock_too(fake_time, capsys):
+    teach.check_warm_latency(_warm)
+    assert "✓" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, says", [
@@ -465,51 +495,109 @@ def _scaled(loop, macs, seconds):
 measured_ratio = 1.2          # a notebook variable the prediction must not read
 
 
-def _reads_the_notebook(macs_ratio):
+def _reads_the_notebook(macs_ratio, anchor_macs_ratio, anchor_ratio):
     return measured_ratio
 
 
-def _imports_the_notebook(macs_ratio):
+def _imports_the_notebook(macs_ratio, anchor_macs_ratio, anchor_ratio):
     import __main__
 
     return __main__.measured_ratio
 
 
-def _reads_builtins(macs_ratio):
+def _reads_builtins(macs_ratio, anchor_macs_ratio, anchor_ratio):
     return _stashed_measurement      # noqa: F821  (put into builtins by the test)
+
+
+def _affine(macs_ratio, anchor_macs_ratio, anchor_ratio):
+    """The reference reasoning: a fixed part of the time and a part that grows with the MACs, from the anchor."""
+    return 1 + (anchor_ratio - 1) * (macs_ratio - 1) / (anchor_macs_ratio - 1)
 
 
 @pytest.fixture(scope="module")
 def wide_loop():
-    """A variant with ×14 the MACs: its FP32 latency grows, but far less than its work."""
-    return capstone.closed_loop(capstone.variant(2.5, 48), machine=MACHINE, heldout=20, runs=5)
+    """A variant with ×11 the MACs: its FP32 latency grows, but far less than its work."""
+    return capstone.closed_loop(capstone.variant(2.0, 40), machine=MACHINE, heldout=20, runs=5)
+
+
+def _variants(ratios, bursts=None):
+    """The check's timed networks, faked: each takes ``ratios[name]`` times the shipped model's time (the
+    affine model's ratio with its small error on this machine: more pixels cost a little more per MAC)."""
+    def make(nets):
+        fake = FakeRounds({k: 0.01 * ratios.get(k, 1.0) for k in nets},
+                          bursts={"yours": bursts} if bursts else None)
+        return fake.fns, fake.clock
+    return make
+
+
+def _like_this_machine(yours):
+    """Ratios as one thread's CPU time measured them here: anchor (×11.45 MACs) 2.62, 40 px (×1.56) 1.11."""
+    return {"shipped": 1.0, "anchor": 2.62, "the width 1, 40 px network": 1.11, "yours": yours}
 
 
 def test_prediction_messages(loop, wide_loop):
-    shipped, wide = loop, wide_loop
-    ratio = teach_capstone._fp32_ratio(wide, shipped)
-    assert 1.2 < ratio < 0.7 * wide.macs / shipped.macs, ratio      # slower, but by far less than the MACs
-    teach.check_variant_prediction(eval(f"lambda macs_ratio: {ratio!r}"), wide, shipped)  # a number, no closure
-    with pytest.raises(CheckFailed, match="per-layer costs"):
-        teach.check_variant_prediction(lambda macs_ratio: macs_ratio, wide, shipped)
-    with pytest.raises(CheckFailed, match="must be a number"):
-        teach.check_variant_prediction(lambda macs_ratio: "fast", wide, shipped)
-    with pytest.raises(CheckFailed, match="not read the notebook"):
-        teach.check_variant_prediction(_reads_the_notebook, wide, shipped)
-    with pytest.raises(CheckFailed, match="not read the notebook"):       # npukit is out of reach too
-        teach.check_variant_prediction(lambda r: capstone.variant() and 1.2, wide, shipped)
-    with pytest.raises(CheckFailed, match="may not import"):
-        teach.check_variant_prediction(_imports_the_notebook, wide, shipped)
-    with pytest.raises(CheckFailed, match="no default values"):
-        teach.check_variant_prediction(lambda r, m=wide: m.latency["FP32"].median / 1e-4, wide, shipped)
+    shipped, wide = loop, wide_loop          # width ×2 on 40 px: ×5.28 the MACs, ×1.66 the time here
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.66))):
+        teach.check_variant_prediction(_affine, wide, shipped)
+        with pytest.raises(CheckFailed, match="costs that do not grow with the work"):
+            teach.check_variant_prediction(lambda m, am, ar: m, wide, shipped)
+        with pytest.raises(CheckFailed, match="must be a number"):
+            teach.check_variant_prediction(lambda m, am, ar: "fast", wide, shipped)
+        with pytest.raises(CheckFailed, match="not read the notebook"):
+            teach.check_variant_prediction(_reads_the_notebook, wide, shipped)
+        with pytest.raises(CheckFailed, match="not read the notebook"):       # npukit is out of reach too
+            teach.check_variant_prediction(lambda m, am, ar: capstone.variant() and 1.2, wide, shipped)
+        with pytest.raises(CheckFailed, match="may not import"):
+            teach.check_variant_prediction(_imports_the_notebook, wide, shipped)
+        with pytest.raises(CheckFailed, match="no default values"):
+            teach.check_variant_prediction(lambda m, am, ar, w=wide: w.latency["FP32"].median / 1e-4, wide, shipped)
 
 
-def test_the_ratio_is_timed_again_not_read_from_the_loops(loop):
-    """A loop benchmarked on a busy machine (here: faked 3× slower) does not move the ratio the check measures."""
+@pytest.mark.parametrize("wrong, says", [
+    (lambda m, am, ar: 1.0, "no growth at all"),                       # only fixed costs
+    (lambda m, am, ar: m, "scaled the time with the MACs"),            # time ∝ MACs
+    (lambda m, am, ar: 1.5, "fixed part"),                             # the width ratio of lab 8's default
+    (lambda m, am, ar: (40 / 32) ** 2, "fixed part"),                  # its pixel ratio
+    (lambda m, am, ar: ar, "the anchor's ratio"),                      # the anchor copied
+    (lambda m, am, ar: ar * m / am, "scaled the anchor's ratio"),      # the anchor scaled with the MACs
+], ids=["one", "macs", "width", "pixels", "anchor", "proportional"])
+def test_variant_wrong_answers_fail(loop, wrong, says):
+    """Lab 8's default variant (width 1.5, 40 px: ×3.15 the MACs, ×1.39 the time here) and its wrong answers."""
+    yours = _scaled(loop, 1, 1e-4)
+    yours = dataclasses.replace(yours, net=capstone.variant(1.5, 40))
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.39))):
+        with pytest.raises(CheckFailed, match=says):
+            teach.check_variant_prediction(wrong, yours, loop)
+
+
+def test_the_ratio_is_timed_again_not_read_from_the_loops(loop, capsys):
+    """A loop benchmarked on a busy machine (here: faked 3× slower) does not move the ratios the check measures."""
     busy = _scaled(loop, 1, 3 * loop.latency["FP32"].median)
-    teach.check_variant_prediction(lambda macs_ratio: 1.0, busy, loop)     # the same model: ×1 when timed again
-    with pytest.raises(CheckFailed, match=r"timed again, taking turns"):
-        teach.check_variant_prediction(lambda macs_ratio: 3.0, busy, loop)  # the stored medians' ratio fails
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.0))):
+        teach.check_variant_prediction(_affine, busy, loop)     # the same model: ×1 when timed again
+        with pytest.raises(CheckFailed, match=r"timed again by this check"):
+            teach.check_variant_prediction(lambda m, am, ar: 3.0 if m == 1 else 1 + (ar - 1) * (m - 1) / (am - 1),
+                                           busy, loop)   # the stored medians' ratio, 3, for this variant
+    assert "✓" in capsys.readouterr().out
+
+
+def test_variant_rounds_too_noisy_ask_for_a_rerun(loop, wide_loop):
+    from npukit.teach.retime import TooNoisy
+
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.66), (0.5, 1, 2))):
+        with pytest.raises(TooNoisy, match="too noisy to judge"):
+            teach.check_variant_prediction(_affine, wide_loop, loop)
+
+
+def test_variant_check_times_every_network_on_one_thread(loop):
+    from npukit.teach import retime
+
+    fns, clock = teach_capstone._timed_variants({"shipped": (loop.folded, loop.net.size)})
+    assert list(fns) == ["shipped"] and clock is retime.PROCESS_TIME
+    fns["shipped"]()
+    compiled = teach_capstone._one_thread(loop.folded)
+    assert compiled is teach_capstone._one_thread(loop.folded)             # compiled once a session
+    assert int(compiled.get_property("INFERENCE_NUM_THREADS")) == 1
 
 
 def test_a_prediction_cannot_read_what_an_earlier_cell_stashed_in_builtins(monkeypatch, loop):
@@ -544,4 +632,4 @@ def test_a_faked_subprocess_cannot_hand_in_the_measurement(monkeypatch, loop):
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: types.SimpleNamespace(
         stdout=json.dumps({"value": 1.2}).encode(), returncode=0))
     with pytest.raises(CheckFailed, match="subprocess.run was replaced"):
-        teach.check_variant_prediction(lambda macs_ratio: 99.0, wide, shipped)
+        teach.check_variant_prediction(lambda m, am, ar: 99.0, wide, shipped)

@@ -193,20 +193,29 @@ def test_bandwidth_figure_marks():
 
 
 def test_relu_prediction_check(capsys):
-    kw = dict(peak_gflops=300.0, bandwidth_gbs=48.0)
-    teach.check_relu_prediction(4.0, 3.0, **kw)
-    assert "✓" in capsys.readouterr().out
-    with pytest.raises(NotAttempted):
-        teach.check_relu_prediction(None, 3.0, **kw)
-    for wrong, says in ((300.0, "flat roof"), (48.0, "bandwidth in GB/s"), (12.0, "only read"), (0.5, "Start from")):
-        with pytest.raises(CheckFailed, match=says):
-            teach.check_relu_prediction(wrong, 3.0, **kw)
-    with pytest.raises(CheckFailed, match="write-allocate"):
-        teach.check_relu_prediction(6.0, 2.0, **kw)       # the roofline's own bound, but the run measured a third
-    with pytest.raises(CheckFailed, match="must be a number"):
-        teach.check_relu_prediction("6", 3.0, **kw)
-    with pytest.raises(ValueError, match="measured_gflops"):
-        teach.check_relu_prediction(6.0, float("nan"), **kw)
+    """Against rounds in which the ReLU took 1.5 times the copy's time (write-allocate: 12 bytes for 8)."""
+    from support import FakeRounds, swapped
+
+    fake = FakeRounds({"copy": 0.01, "ReLU": 0.015})
+    kw = dict(peak_gflops=300.0, bandwidth_gbs=48.0)   # the slanted roof: 6 GFLOP/s; two thirds of it, 4
+    with swapped(teach.roofline, "_kernels", lambda nbytes, threads, pool: (fake.fns, fake.clock)):
+        teach.check_relu_prediction(4.0, 3.0, **kw)
+        assert "✓" in capsys.readouterr().out
+        with pytest.raises(NotAttempted):
+            teach.check_relu_prediction(None, 3.0, **kw)
+        for wrong, says in ((300.0, "flat roof"), (48.0, "bandwidth in GB/s"), (12.0, "only read"),
+                            (6.0, "write-allocate"), (0.5, "Start from")):
+            with pytest.raises(CheckFailed, match=says):
+                teach.check_relu_prediction(wrong, 3.0, **kw)
+        with pytest.raises(CheckFailed, match="must be a number"):
+            teach.check_relu_prediction("6", 3.0, **kw)
+        with pytest.raises(ValueError, match="measured_gflops"):
+            teach.check_relu_prediction(6.0, float("nan"), **kw)
+    same = FakeRounds({"copy": 0.01, "ReLU": 0.0102})      # a machine whose copy pays the extra read too
+    with swapped(teach.roofline, "_kernels", lambda nbytes, threads, pool: (same.fns, same.clock)):
+        teach.check_relu_prediction(6.0, 3.0, **kw)
+        with pytest.raises(CheckFailed, match="paid the extra read too"):
+            teach.check_relu_prediction(4.0, 3.0, **kw)
 
 
 # ---- exercise numbering across a chapter's pages -----------------------------------------------------

@@ -12,8 +12,8 @@ See the instructor guide (chapters/instructor.md).
 
 from __future__ import annotations
 
-from . import (capstone, core, deploy, gemm, graphs, layouts, npus, predict, quant, roofline, student, systolic,
-               tensors, variants)
+from . import (capstone, core, deploy, gemm, graphs, layouts, npus, predict, quant, retime, roofline, student,
+               systolic, tensors, variants)
 from .capstone import (check_export_folded, check_qdq, check_roofline_bounds, check_variant_prediction,
                        check_warm_latency)
 from .core import check
@@ -44,7 +44,7 @@ __all__ = [
     "check_variant_prediction",
     "make_student_edition", "make_student_notebook", "strip_solutions",
     "predict", "check_alignment_prediction", "check_conversion_prediction",
-    "roofline", "check_relu_prediction",
+    "roofline", "check_relu_prediction", "retime",
     "npus", "check_compulsory_bytes", "check_roofline_seconds", "check_npu_prediction", "check_seconds_per_image",
 ]
 

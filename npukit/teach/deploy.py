@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -26,6 +27,8 @@ from . import core
 from .core import CheckFailed, learner_call
 
 __all__ = ["check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction"]
+
+_sleep = time.sleep   # the host step of the check's pipelines, as it was when npukit.teach was imported
 
 _POOL = ("Conv", "Relu", "Sigmoid", "Add", "Mul", "MaxPool", "HardSwish", "Softmax", "Tanh", "Neg")
 
@@ -439,30 +442,70 @@ def _facts(compiled: Any, runs: Any) -> tuple[int, float, float, float]:
     return int(compiled.get_property("NUM_STREAMS")), host, infer, rates[2] / rates[1]
 
 
+#: Lab 7's speed-up prediction passes within this fraction of the speed-up the check measures: the
+#: host-and-streams model leaves out callbacks, copies and two inferences sharing the memory bus (10 % to 20 %
+#: off on a quiet machine), and other programs taking a core from the host thread or a stream cost the overlap
+#: more than they cost one request (up to 35 % off with two busy processes on two cores) …
+SPEEDUP_FLOOR = 0.4
+#: … or within the rounds' spread, up to this; beyond it the rounds are too noisy to grade (measured again, then
+#: TooNoisy): a busy machine takes the cores the overlap needs. This comparison only keeps a prediction honest
+#: about this run: the typical wrong models are told apart by the fresh situations before it, which are exact.
+SPEEDUP_CEILING = 0.45
+
+
+def _pipelines(compiled: Any, host_s: float, frames: int = 24) -> tuple[dict, dict, Callable[[], float]]:
+    """One request and two in flight on ``compiled``, each a run of ``frames`` inputs with a host step of
+    ``host_s`` seconds (a sleep: a stand-in for the lab's decode), the jobs each run records, and their clock
+    (wall time: an overlap of waiting and computing is what the speed-up is)."""
+    from ..deploy import AsyncPipeline
+    from .retime import WALL_TIME
+
+    shape = tuple(int(d) for d in compiled.inputs[0].shape)
+    rng = np.random.default_rng(7)
+    inputs = [rng.random(shape, dtype=np.float32) for _ in range(frames)]
+    jobs: dict[int, list] = {1: [], 2: []}
+    fns = {}
+    for n in (1, 2):
+        pipe = AsyncPipeline(compiled, requests=n)
+        pipe.run(inputs[:4])                                     # the first inferences of its requests
+        fns[f"{n} request" + "s" * (n > 1)] = (
+            lambda pipe=pipe, n=n: jobs[n].append(pipe.run(inputs, work=lambda x: _sleep(host_s))))
+    return fns, jobs, WALL_TIME
+
+
 def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled: Any, runs: Any, *,
-                             rel_tol: float = 0.5, seed: int | None = None) -> None:
-    """Compare the learner's predicted speed-up of two requests over one with this run's measurement.
+                             seed: int | None = None) -> None:
+    """Compare the learner's predicted speed-up of two requests over one with a speed-up the check measures.
 
     ``fn(streams, host_ms, infer_ms)`` predicts the throughput of two infer
     requests in flight divided by that of one, from the number of streams of
     ``compiled`` and, measured with one request, the host's time to fill a
     request (``host_ms``) and one inference's time (``infer_ms``). ``runs``
     is ``{1: [jobs, …], 2: [jobs, …]}``, the :class:`npukit.deploy.Job` lists
-    of the lab's AsyncPipeline runs; the checker reads the facts and the
-    measured speed-up from them itself. The prediction for this run passes if
-    it is within ``rel_tol`` of the measurement; the message explains the gap.
-    A prediction must come from the facts, not from the measurement: the same
-    function is then asked about 12 fresh situations (a new seed each call
-    unless ``seed`` is given; from the grading seed when grading) and must be
-    within a quarter of the checker's own host-and-streams model there, so no
-    single number passes: first four drawn from regions where each typical
-    wrong model misses by more than that (``_SEPARATING``: ×2, "the streams
-    do not matter", (h + t) / max(h, t), "no speed-up", "the host step is
-    hidden", min(streams, 2), ×streams, "the fills do not take turns",
-    "each request needs only its inference"), then one stream with a light
-    host step, several streams with host and inference in balance, a
-    host-bound job, and any mix of 1–4 streams, host steps of 0.05–5 ms and
-    inferences of 0.1–10 ms. Calling :mod:`npukit.deploy` is refused.
+    of the lab's AsyncPipeline runs, whose host step the check copies. The
+    check does not grade against the lab's runs, measured in two cells one
+    after the other: it runs one request and two again itself, taking turns
+    in interleaved rounds of wall time (the speed-up is an overlap, which
+    only the wall clock sees; :mod:`npukit.teach.retime`), with a sleep as
+    long as the lab's host step standing in for its decode, reads the facts
+    from the same rounds' one-request jobs, and asks ``fn`` about those
+    facts. The prediction passes within 40 % of the measured speed-up (the
+    rounds' spread, if larger, up to 45 %; beyond that the check measures
+    again, then raises :class:`~npukit.teach.retime.TooNoisy`); the message
+    explains the gap. A prediction must come from the facts, not from the
+    measurement: before any timing, the same function is asked about 12
+    fresh situations
+    (a new seed each call unless ``seed`` is given; from the grading seed
+    when grading) and must be within a quarter of the checker's own
+    host-and-streams model there, so no single number passes: first four
+    drawn from regions where each typical wrong model misses by more than
+    that (``_SEPARATING``: ×2, "the streams do not matter", (h + t) / max(h,
+    t), "no speed-up", "the host step is hidden", min(streams, 2),
+    ×streams, "the fills do not take turns", "each request needs only its
+    inference"), then one stream with a light host step, several streams
+    with host and inference in balance, a host-bound job, and any mix of 1–4
+    streams, host steps of 0.05–5 ms and inferences of 0.1–10 ms. Calling
+    :mod:`npukit.deploy` is refused.
 
     Examples
     --------
@@ -476,8 +519,10 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
     ...
     npukit.teach.core.CheckFailed: speed-up prediction: ...
     """
-    rel_tol = _check.positive(rel_tol, "rel_tol")
-    streams, host, infer, measured = _facts(compiled, runs)
+    from .retime import retimed
+
+    _, lab_host, lab_infer, lab_measured = _facts(compiled, runs)
+    streams = int(compiled.get_property("NUM_STREAMS"))
     name = "speed-up prediction"
 
     def predicted(s: int, h: float, t: float) -> float:
@@ -486,17 +531,9 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
             raise CheckFailed(f"{name}: return the speed-up as a positive number such as 1.5, got {got!r}")
         return float(got)
 
-    guess, ideal = predicted(streams, host, infer), _ideal_speedup(streams, host, infer)
-    story = (f"Here: {streams} stream(s); with one request each job is a {host:.3f} ms fill then a {infer:.3f} ms "
-             f"inference. With two, fills take turns on the one host thread while the other request infers, and "
-             f"at most min(streams, 2) inferences run at once: the host-and-streams model gives ×{ideal:.2f}.")
-    if abs(guess - measured) > rel_tol * measured:
-        gap = ("The measurement fell short of the model: callbacks, copies and two inferences sharing memory "
-               "bandwidth cost time the model leaves out." if measured < ideal else
-               "The measurement beat the model: with one request the device idles between jobs longer than the "
-               "host step alone explains.")
-        raise CheckFailed(f"{name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f} (more than "
-                          f"{rel_tol:.0%} apart).\n  {story} {gap}")
+    predicted(streams, lab_host, lab_infer)   # a function not written yet stops here
+    # the fresh situations first, before any timing: they are exact, so a wrong model is refused however busy
+    # the machine is, and the noisy comparison below only keeps a right model honest about this run
     rng, seed = _rng(seed)
     for i in range(len(_SEPARATING) + 8):
         if i < len(_SEPARATING):   # where each typical wrong model is off by more than a quarter
@@ -505,7 +542,7 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
             want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
             if abs(got - want) > 0.25 * want:
                 raise CheckFailed(
-                    f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                    f"{name}: for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
                     f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A "
                     f"prediction must follow from the facts, not from the measurement: {_SEPARATING_WHY[i]}"
                     + _again("check_speedup_prediction", seed))
@@ -523,11 +560,39 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
         want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
         if abs(got - want) > 0.25 * want:
             raise CheckFailed(
-                f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                f"{name}: for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
                 f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A prediction "
                 "must follow from the facts, not from the measurement: which of the host, the two requests' "
                 "turns and the streams is the bottleneck?" + _again("check_speedup_prediction", seed))
-    print(f"✓ {name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f}; "
+    fns, jobs, clock = _pipelines(compiled, lab_host / 1e3)
+    facts: dict = {}
+
+    def from_the_rounds(c: Any) -> dict:   # the facts of these rounds' one-request runs, then the prediction
+        one = [j for run in jobs[1][-c.rounds:] for j in run]
+        facts["host"] = statistics.median(j.start - j.fill_start for j in one) * 1e3
+        facts["infer"] = statistics.median(j.end - j.start for j in one) * 1e3
+        facts["guess"] = predicted(streams, facts["host"], facts["infer"])
+        return {"2 requests": 1 / facts["guess"]}            # the prediction as a time ratio: 2 requests over 1
+
+    c, judged = retimed(name, fns, from_the_rounds, floor=SPEEDUP_FLOOR, ceiling=SPEEDUP_CEILING, clock=clock,
+                        rounds=15, number=1, warmup=1)
+    v, j = c.verdict("2 requests"), judged["2 requests"]
+    guess, host, infer, measured = facts["guess"], facts["host"], facts["infer"], v.speedup
+    ideal = _ideal_speedup(streams, host, infer)
+    seen = (f"timed again by this check ({v.rounds} interleaved rounds of one request and two), ×{measured:.2f} "
+            f"({v.confidence:.0%} interval ×{1 / v.high:.2f} to ×{1 / v.low:.2f}; the lab's runs: ×{lab_measured:.2f})")
+    story = (f"In the check's rounds: {streams} stream(s); with one request each job is a {host:.3f} ms fill then a "
+             f"{infer:.3f} ms inference (the lab's: {lab_host:.3f} and {lab_infer:.3f} ms). With two, fills take turns "
+             f"on the one host thread while the other request infers, and at most min(streams, 2) inferences run at "
+             f"once: the host-and-streams model gives ×{ideal:.2f}.")
+    if not j.passed:
+        gap = ("The measurement fell short of the model: callbacks, copies and two inferences sharing memory "
+               "bandwidth cost time the model leaves out." if measured < ideal else
+               "The measurement beat the model: with one request the device idles between jobs longer than the "
+               "host step alone explains.")
+        raise CheckFailed(f"{name}: for those facts you predicted ×{guess:.2f}; {seen}: more than {j.tolerance:.0%} "
+                          f"apart.\n  {story} {gap}")
+    print(f"✓ {name}: for the facts of the check's rounds you predicted ×{guess:.2f}; {seen}; "
           f"{len(_SEPARATING) + 8} fresh situations agree too.")
 
 

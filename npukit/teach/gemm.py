@@ -15,7 +15,6 @@ gives.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, Callable
 
 import numpy as np
@@ -23,8 +22,8 @@ import numpy as np
 from .. import _check
 from ..gemm import tiled_matmul as _library_tiled
 from .core import CheckFailed, _rng, around, check, learner_call
+from .retime import THREAD_TIME, retimed
 
-_clock = time.perf_counter  # the check's own timing, as it was when npukit.teach was imported
 _NDARRAY = np.ndarray       # as imported: while the learner's function runs, the grader stands in for np.ndarray
 
 __all__ = ["check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction"]
@@ -446,66 +445,77 @@ def check_best_tile(fn: Callable[[int, int, int, int, int, int], tuple[int, int,
 # ---- predict, then measure --------------------------------------------------------------
 
 
-def _side_by_side(n: int, step_n: int, tile: tuple, rounds: int = 15) -> tuple[float, float]:
-    """Best times of ``tiled_matmul`` on an ``n³`` and a ``step_n³`` float32 product, timed in alternation.
+#: A prediction passes within this fraction of the re-timed ratio (the fixed-cost-per-step model's error:
+#: a ragged edge step does a little less arithmetic than a full one) …
+FLOOR = 0.1
+#: … or within the rounds' spread, up to this: below the factor of 1.37 by which (72/16)³ = 91 steps (or time
+#: ∝ FLOPs, (72/96)³ × 216 = 91 steps) misses the 125 steps of 16³ tiles on 72³, and the 1.95 of ⌊72/16⌋³ = 64.
+CEILING = 0.15
 
-    Alternating the two products puts both under the same load: a machine
-    that slows down for a moment slows the two alike, and the best of many
-    rounds drops the rounds it disturbed. The library's product and clock are
-    the ones captured when this module was imported.
+
+def _products(n: int, step_n: int, tile: tuple) -> tuple[dict[str, Callable[[], Any]], Callable[[], float]]:
+    """``tiled_matmul`` on a ``step_n³`` and an ``n³`` float32 product with ``tile``: the two the check times,
+    and their clock.
+
+    The library's product as it was when this module was imported; the matrices are drawn here. BLAS runs
+    on one thread while the check times (:func:`_timed`), so the clock of the calling thread sees all the work.
     """
     rng = np.random.default_rng(4)
-    pairs = [(rng.standard_normal((m, m), dtype=np.float32), rng.standard_normal((m, m), dtype=np.float32))
-             for m in (n, step_n)]
-    best = [math.inf, math.inf]
-    for _ in range(rounds):
-        for i, (a, b) in enumerate(pairs):
-            _library_tiled(a, b, tile)  # warm: the first call of a shape pays for allocation
-            t0 = _clock()
-            _library_tiled(a, b, tile)
-            best[i] = min(best[i], _clock() - t0)
-    return best[0], best[1]
+    pairs = {m: (rng.standard_normal((m, m), dtype=np.float32), rng.standard_normal((m, m), dtype=np.float32))
+             for m in (step_n, n)}
+    return {f"{m}³": (lambda a=a, b=b: _library_tiled(a, b, tile)) for m, (a, b) in pairs.items()}, THREAD_TIME
+
+
+def _timed(name: str, products: tuple, predicted: float) -> tuple:
+    """The n³ product's time over the step_n³ one's, in interleaved rounds of this thread's CPU time, judged."""
+    from threadpoolctl import threadpool_limits
+
+    fns, clock = products
+    base, other = tuple(fns)
+    with threadpool_limits(1):
+        c, judged = retimed(name, fns, {other: predicted}, floor=FLOOR, ceiling=CEILING, clock=clock,
+                            rounds=21, min_time=3e-3)
+    return c.verdict(other), judged[other]
 
 
 def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, tile: tuple, t_step: float,
-                          step_n: int | None = None, rtol: float = 0.35) -> None:
-    """Compare the learner's predicted time of a tiled product with the time the lab measured.
+                          step_n: int) -> None:
+    """Compare the learner's predicted time of a tiled product with the product timed again by this check.
 
     ``fn()`` returns the prediction in seconds, worked out before the
-    measurement from the cost of one tile step (``t_step``, measured on a
-    smaller product with the same tile) and the number of steps of ``tile``
-    on an ``n³`` product. It passes within ``rtol`` (relative) of the
-    measurement; otherwise the message explains the gap: a certain slip (a
-    floor for a ceiling, milliseconds for seconds) is named, and the measured
-    cost per step is set against ``t_step``. :mod:`npukit.gemm` is refused.
-
-    With ``step_n`` (the side of the product ``t_step`` was measured on) the
-    check does not trust two timings taken in different cells: it times the
-    ``n³`` and ``step_n³`` products again itself, in alternation, and
-    compares the prediction with ``t_step`` × (the ``n³`` time in steps of
-    the ``step_n³`` product). A machine that was busy while one of the lab's
-    two cells ran then cannot fail a right prediction, and the lab's
-    ``measured`` is only reported.
+    measurement from the cost of one tile step (``t_step``, measured on the
+    ``step_n³`` product with the same tile) and the number of steps of
+    ``tile`` on an ``n³`` product. The check does not trust two timings taken
+    in different cells: it times the ``n³`` and the ``step_n³`` products
+    again itself, taking turns in interleaved rounds of CPU time
+    (:mod:`npukit.teach.retime`), and compares in relative units: the
+    prediction over ``t_step`` × the steps of the ``step_n³`` product,
+    against the measured ratio of the two products' times, so whatever the
+    machine did while ``t_step`` was measured cancels out. It passes within
+    10 % (or the rounds' spread, up to 15 %; beyond that it measures again,
+    and raises :class:`~npukit.teach.retime.TooNoisy` if it still cannot
+    tell); otherwise the message explains the gap: a certain slip (a floor
+    for a ceiling, fractional steps, milliseconds for seconds) is named.
+    ``measured``, the lab's own timing, is only reported.
+    :mod:`npukit.gemm` is refused while ``fn`` runs.
 
     Examples
     --------
-    >>> check_time_prediction(lambda: 1.0, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)   # seconds for ms
+    >>> check_time_prediction(lambda: 4**3 * 2e-6, 3e-4, n=72, tile=(16, 16, 16), t_step=2e-6, step_n=96)  # ⌊72/16⌋³
     Traceback (most recent call last):
     ...
-    npukit.teach.core.CheckFailed: time prediction: you predicted 1e+03 ms, the run measured 2 ms (more than 35% apart).
-      Hint: ...
+    npukit.teach.core.CheckFailed: time prediction: you predicted 0.128 ms, 64 steps; ...
+      Hint: that is 64 steps; with ragged edge tiles there are ⌈n/b⌉ per dimension.
     """
     name = "time prediction"
     if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:
         raise TypeError(f"measured must be a time in seconds (a number > 0), got {measured!r}")
-    if step_n is not None and (isinstance(step_n, bool) or not isinstance(step_n, int) or step_n < 1):
+    if isinstance(step_n, bool) or not isinstance(step_n, int) or step_n < 1:
         raise TypeError(f"step_n must be the side of the product t_step was measured on (an int >= 1), got {step_n!r}")
     n = _check.integer(n, "n", minimum=1, maximum=4096)  # the n³ product is timed again: 4096³ is seconds
-    if step_n is not None:
-        _check.integer(step_n, "step_n", maximum=4096)
+    _check.integer(step_n, "step_n", maximum=4096)
     tile = tuple(_check.integer(b, f"tile[{i}]", minimum=1) for i, b in enumerate(_check.sequence(tile, "tile", length=3)))
     t_step = _check.positive(t_step, "t_step")
-    rtol = _check.positive(rtol, "rtol")
     space = getattr(fn, "__globals__", {})  # a prediction comes before the measurement: hide it while fn runs
     hidden = {k: v for k, v in list(space.items()) if isinstance(v, float) and v == measured}
     for k in hidden:
@@ -523,26 +533,36 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
         guess = float(got)
     except (TypeError, ValueError):
         raise CheckFailed(f"{name}: return a time in seconds, such as 0.002, got {got!r}") from None
+    if not (math.isfinite(guess) and guess > 0):
+        raise CheckFailed(f"{name}: return a time in seconds, a number > 0, got {guess!r}")
     steps = math.prod(-(-n // b) for b in tile)
-    target, seen = measured, f"the run measured {measured * 1e3:.3g} ms"
-    if step_n is not None:  # both products again, side by side; the answer in units of the learner's t_step
-        t_n, t_ref = _side_by_side(n, step_n, tile)
-        in_steps = t_n / (t_ref / math.prod(-(-step_n // b) for b in tile))
-        target = in_steps * t_step
-        seen = (f"timed again beside the {step_n}³ product, the {n}³ product takes as long as "
-                f"{in_steps:.0f} of its steps, {target * 1e3:.3g} ms at your t_step "
-                f"(your measurement: {measured * 1e3:.3g} ms)")
-    if abs(guess - target) <= rtol * target:
-        print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms, {seen}.")
+    ref_steps = math.prod(-(-step_n // b) for b in tile)
+    # the prediction in the check's units: the n³ product's time over the step_n³ one's
+    v, j = _timed(name, _products(n, step_n, tile), guess / (t_step * ref_steps))
+    in_steps = v.ratio * ref_steps
+    seen = (f"timed again beside the {step_n}³ product ({v.rounds} interleaved rounds of CPU time), the {n}³ product "
+            f"takes as long as {in_steps:.0f} of its steps ({v.low * ref_steps:.0f} to {v.high * ref_steps:.0f}), "
+            f"{in_steps * t_step * 1e3:.3g} ms at your t_step (the lab's measurement: {measured * 1e3:.3g} ms)")
+    if j.passed:
+        print(f"✓ {name}: you predicted {guess * 1e3:.3g} ms, {guess / t_step:.0f} steps; {seen}.")
         return
+    said = guess / t_step
+    near = lambda k: abs(said / k - 1) < 0.02  # noqa: E731
     floor = math.prod(max(n // b, 1) for b in tile)
-    if steps != floor and abs(guess / (floor * t_step) - 1) < 0.02:
+    if steps != floor and near(floor):
         hint = f"that is {floor} steps; with ragged edge tiles there are ⌈n/b⌉ per dimension."
-    elif abs(guess / target / 1e3 - 1) <= rtol:
+    elif near(math.prod(n / b for b in tile)) or near(ref_steps * (n / step_n) ** 3):
+        hint = (f"that is {said:.3g} steps: " + ("(n/b)³ with fractions" if near(math.prod(n / b for b in tile))
+                                                 else "") +
+                (" and " if near(math.prod(n / b for b in tile)) and near(ref_steps * (n / step_n) ** 3) else "") +
+                ("the time scaled with the FLOPs, (n/step_n)³ of the measured product's"
+                 if near(ref_steps * (n / step_n) ** 3) else "") +
+                ". A loop makes whole steps, ⌈n/b⌉ per dimension, and on a CPU each step, a ragged edge one too, "
+                "costs about the same fixed time: count the steps.")
+    elif abs(guess / 1e3 / (in_steps * t_step) - 1) <= CEILING:
         hint = "that looks like milliseconds; return seconds."
     else:
-        hint = (f"the run took {target / steps * 1e6:.2f} µs per step for the {steps} steps of tile {tile}, "
-                f"against the {t_step * 1e6:.2f} µs a step took when you measured t_step: a step's cost is mostly "
-                "fixed, and the arithmetic of a small tile adds little.")
-    raise CheckFailed(f"{name}: you predicted {guess * 1e3:.3g} ms, {seen} "
-                      f"(more than {rtol:.0%} apart).\n  Hint: {hint}")
+        hint = (f"the {n}³ product took as long as {in_steps:.0f} steps of the {step_n}³ one for its {steps} steps "
+                f"of tile {tile}: a step's cost is mostly fixed, and the arithmetic of a small tile adds little.")
+    raise CheckFailed(f"{name}: you predicted {guess * 1e3:.3g} ms, {said:.0f} steps; {seen}: more than "
+                      f"{j.tolerance:.0%} apart.\n  Hint: {hint}")

@@ -17,6 +17,7 @@ CASES = [
     bad(t.check_roofline_bounds, [], exc=TypeError, names="fn must be callable"),
     bad(t.check_variant_prediction, lambda r: 1.0, "loop", None, exc=TypeError, names="variant"),
     bad(t.check_variant_prediction, 1.0, _LOOP, _LOOP, exc=TypeError, names="fn"),
-    bad(t.check_variant_prediction, lambda r: 1.0, _LOOP, _LOOP, rel_tol=-1, names="rel_tol"),
-    bad(t.check_variant_prediction, lambda r: 1.0, _LOOP, _LOOP, rel_tol="1", exc=TypeError, names="rel_tol"),
+    bad(t.check_variant_prediction, lambda m, am, ar: 1.0, _LOOP, _LOOP, anchor=(2.5,), names="anchor"),
+    bad(t.check_variant_prediction, lambda m, am, ar: 1.0, _LOOP, _LOOP, anchor=(2.5, 8), names="anchor[1]"),
+    bad(t.check_variant_prediction, lambda m, am, ar: 1.0, _LOOP, _LOOP, anchor=(-1, 48), names="anchor[0]"),
 ]

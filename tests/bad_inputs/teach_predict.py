@@ -19,6 +19,6 @@ CASES = [
     bad(P.check_alignment_prediction, 0.1, CENSUS, step=1.5, exc=TypeError, names="step"),
     bad(P.check_alignment_prediction, 0.1, CENSUS, tolerance=2, names="tolerance"),
     bad(P.check_conversion_prediction, 1.0, {"slowdown": 1.0}, exc=TypeError, names="conversion"),
-    bad(P.check_conversion_prediction, 1.0, C, tolerance=0, names="tolerance"),
-    bad(P.check_conversion_prediction, 1.0, C, tolerance="0.4", exc=TypeError, names="tolerance"),
+    bad(P.check_conversion_prediction, 1.0, "16×1×28×28 NCHW→NHWC", exc=TypeError, names="conversion"),
+    bad(P.check_conversion_prediction, 1.0, None, exc=TypeError, names="conversion"),
 ]
