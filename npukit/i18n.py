@@ -227,8 +227,15 @@ def _check_messages(app: Any, doctree: Any) -> None:
     merged = _catalogue(env, env.docname) or {}
     for toctree in doctree.findall(addnodes.toctree):  # Locale translates these; see _translate_inserted_toctrees
         toctree["npukit_checked"] = True
+    try:  # an exercise's or solution's title is sphinx-exercise's translated word ("练习", "解答") and
+        from sphinx_exercise.nodes import exercise_title, solution_title  # the subtitle, its own message
+        built = (exercise_title, solution_title)
+    except ImportError:
+        built = ()
     candidates = []
     for node, msg in extract_messages(doctree):
+        if built and isinstance(node, built):
+            continue
         msgstr, _ = parse_noqa(merged.get(msg, ""))
         changes = bool(msgstr.strip()) and msgstr.strip() != msg.strip()
         candidates.append((node, msg, not msgstr.strip(), node.astext() if changes else None))
