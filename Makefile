@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
@@ -199,13 +199,22 @@ chapter: $(STAMP)
 	NPUKIT_STORE=$(CURDIR)/$(STORE) $(PYTEST) -q --myst --nbval-lax --nbval-current-env --nbval-cell-timeout=120 $(CH)
 
 # Re-execute labs in place and save their outputs: make labs-run [LAB=labs/01_tensors.ipynb]
+# (nbconvert --execute --inplace, with the fix for widget cells that froze headless: npukit/_jupyter.py)
 LAB ?= labs/*.ipynb
 labs-run: $(STAMP)
-	@for nb in $(LAB); do \
-		echo "executing $$nb"; \
-		$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=120 \
-			--ExecutePreprocessor.kernel_name=python3 "$$nb" || exit 1; \
-	done
+	$(PY) -m npukit._jupyter run --timeout 120 $(LAB)
+
+# Grade a fresh clone's labs three ways (student edition 0, instructor edition full, all wrong with the
+# universal attacks 0) and time a class of CLASS submissions of one lab (several minutes).
+CLASS ?= 30
+grade-check: $(STAMP)
+	$(PY) tools/grade_check.py --class $(CLASS)
+
+# Run every lab headless N times with a per-cell limit and report a frozen cell (several minutes a lab;
+# make test runs a cheap version): make headless-check [N=10] [LAB=labs/05_systolic.ipynb]
+N ?= 10
+headless-check: $(STAMP)
+	$(PY) tools/headless_runs.py --runs $(N) --limit 60 $(LAB)
 
 $(LABSTAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lab]"

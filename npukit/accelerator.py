@@ -44,6 +44,7 @@ __all__ = [
     "peak_tops",
     "array_machine",
     "dram_bytes",
+    "resident_bytes",
     "feed_addresses",
     "bank_conflicts",
     "fold_timeline",
@@ -434,12 +435,14 @@ def array_machine(rows: int, cols: int, clock_hz: float, dram_bandwidth: float) 
 def dram_bytes(layer: Layer, itemsize: int = 1, out_itemsize: int | None = None) -> int:
     """Compulsory DRAM bytes of a layer: its input, its weights and its output, each tensor once.
 
-    What an array must still move from and to DRAM when its SRAM holds what
-    the folds reuse: the window of input rows a convolution's im2col reads
-    many times, the weights, the partial sums (which stay on chip, beside
-    the array). This is chapter 3's ``graphs.op_counts`` convention: the
-    im2col matrix, which repeats each input pixel up to ``k²`` times, is
-    built on chip and never crosses DRAM.
+    What an array must still move from and to DRAM when its SRAM holds
+    everything the folds reuse (:func:`resident_bytes` says how much that is
+    under SCALE-Sim's weight-stationary schedule: the input, while folds
+    stream it again, and the 32-bit partial sums, while the folds of ``K``
+    add up). This is chapter 3's ``graphs.op_counts`` convention: the im2col
+    matrix, which repeats each input pixel up to ``k²`` times, is built on
+    chip and never crosses DRAM, and an INT8 layer writes its requantized
+    output, one byte per element.
 
     Parameters
     ----------
@@ -475,6 +478,72 @@ def dram_bytes(layer: Layer, itemsize: int = 1, out_itemsize: int | None = None)
     isz = _check.integer(itemsize, "itemsize", minimum=1)
     osz = isz if out_itemsize is None else _check.integer(out_itemsize, "out_itemsize", minimum=1)
     return (layer.inputs + layer.weights) * isz + layer.outputs * osz
+
+
+def resident_bytes(layer: Layer, rows: int, cols: int, *, itemsize: int = 1,
+                   acc_itemsize: int = 4) -> tuple[int, int]:
+    """On-chip bytes a weight-stationary layer must keep for :func:`dram_bytes` to hold.
+
+    SCALE-Sim 3 runs a weight-stationary layer's folds with the folds of
+    ``N`` (the array's columns) in the outer loop and the folds of ``K``
+    (its rows) inside, and every fold streams all ``M`` rows of ``A``
+    (``systolic_compute_ws.py``). Reading each tensor from DRAM once then
+    needs, for each of the layer's ``count`` GEMMs in turn:
+
+    * its input, if two folds use the same input element: there are several
+      folds of ``N`` (each streams ``A`` again), or several folds of ``K``
+      and ``A`` repeats input elements (``M·K`` more than the GEMM's input
+      elements: a window larger than 1×1). The whole input tensor is
+      counted, an upper bound: the elements live across a fold boundary are
+      fewer (edge pixels, and pixels a stride skips or uses once; about half
+      of them for a small 3×3/2 layer). Otherwise a few rows of the input at
+      a time suffice, and they are not counted here;
+    * the partial sums of one fold of ``N``, ``M × min(N, cols)``
+      accumulators, if there are several folds of ``K`` to add up.
+
+    The weights pass through once, a tile per fold, and are not counted.
+
+    Parameters
+    ----------
+    layer : Layer
+        The layer (its ``M``, ``N``, ``K``, ``count`` and ``inputs``).
+    rows, cols : int
+        Array size.
+    itemsize : int
+        Bytes per input element (1 for INT8).
+    acc_itemsize : int
+        Bytes per partial sum (4: INT32 accumulators).
+
+    Returns
+    -------
+    tuple of int
+        ``(input bytes, partial-sum bytes)`` kept on chip at once.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``layer`` is not a :class:`Layer`, or the array size or an
+        itemsize is not a positive integer.
+
+    Examples
+    --------
+    >>> stem = resnet18_layers()[0]               # 7×7/2, K = 147: two folds of K on 128 rows
+    >>> resident_bytes(stem, 128, 128)            # 3×224×224 input, 12,544 × 64 sums of 4 bytes
+    (150528, 3211264)
+    >>> resident_bytes(Layer("1×1, 64→64", M=100, N=64, K=64, inputs=6400), 128, 128)   # one fold
+    (0, 0)
+    """
+    if not isinstance(layer, Layer):
+        raise TypeError(f"layer must be an accelerator.Layer, got {type(layer).__name__}")
+    R, C = _array(rows, cols)
+    isz = _check.integer(itemsize, "itemsize", minimum=1)
+    asz = _check.integer(acc_itemsize, "acc_itemsize", minimum=1)
+    e = estimate(layer.M, layer.N, layer.K, R, C, "ws")
+    per_gemm = -(-layer.inputs // layer.count)
+    repeats = layer.M * layer.K > per_gemm
+    keep_input = e.col_folds > 1 or (e.row_folds > 1 and repeats)
+    psums = layer.M * min(layer.N, C) * asz if e.row_folds > 1 else 0
+    return (per_gemm * isz if keep_input else 0), psums
 
 
 def feed_addresses(M: int, K: int, rows: int, ld: int | None = None) -> np.ndarray:

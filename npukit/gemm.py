@@ -673,5 +673,6 @@ def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
         _tally.Row(4, f"best tile for a {buffer_bytes / 1024:g} KiB buffer "
                      f"({itemsize}-byte operands, {c_itemsize}-byte accumulators, 64-byte lines, order mnk)",
                   f"{tile} → {t.total:,} B of DRAM traffic", "npukit.gemm.best_tile and traffic"),
-        _tally.Row(4, "traffic / compulsory minimum", f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
+        _tally.Row(4, "traffic / compulsory minimum (C written as INT32 sums, before requantization)",
+                   f"{t.total / low.total:.2f}×", "npukit.gemm.traffic vs compulsory"),
     ]

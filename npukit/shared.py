@@ -91,7 +91,7 @@ def machine() -> MachineSpec:
 
     Examples
     --------
-    >>> machine().peak_flops > machine().bandwidth > 0
+    >>> machine().peak_flops > 0 and machine().bandwidth > 0
     True
     """
     return profile().machine

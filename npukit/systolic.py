@@ -464,6 +464,19 @@ class Simulation:
         return self.cycles - 1
 
     @property
+    def last_mac(self) -> int:
+        """Index of the last cycle in which a PE did a MAC.
+
+        In a full fold it is the fold's last cycle: the fold's length follows
+        from the data movement. A ragged last fold (or a product smaller than
+        the array) does its last MAC earlier, and the schedule still runs to
+        :attr:`last_cycle`: charging every fold in full is SCALE-Sim's
+        convention, which :func:`simulate` follows, not something the
+        operands need.
+        """
+        return int(np.flatnonzero(self.busy)[-1])
+
+    @property
     def utilization(self) -> float:
         """Useful MACs / (PEs × :attr:`cycles`): the fraction of PE-cycles that did a MAC."""
         return self.macs / (self.rows * self.cols * self.cycles)
@@ -636,8 +649,12 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     from the left while partial sums flow down and leave at the bottom;
     input-stationary does the same with ``A``'s block held and ``B``'s
     columns streamed (``Cᵀ = Bᵀ·Aᵀ``). Folds run one after another in the
-    fixed schedule of :func:`estimate` (a ragged fold runs as long as a full
-    one), and partial sums of different ``K`` folds add up in the output.
+    fixed schedule of :func:`estimate`, and partial sums of different ``K``
+    folds add up in the output. The schedule, not the data, sets the count:
+    every fold runs its preload, fill, stream and drain in full, as
+    SCALE-Sim charges it, so a ragged fold idles after its last MAC
+    (:attr:`Simulation.last_mac` says when that was). Within a full fold the
+    last MAC falls in the fold's last cycle.
 
     Parameters
     ----------
@@ -678,6 +695,9 @@ def simulate(A: np.ndarray, B: np.ndarray, rows: int, cols: int, dataflow: str =
     (True, [5, 5], 10, 9)
     >>> s.cycles == estimate(4, 2, 3, 2, 2, "os").cycles
     True
+    >>> small = simulate(np.ones((3, 2), int), np.ones((2, 3), int), rows=8, cols=8)
+    >>> small.last_mac, small.last_cycle            # a ragged fold: idle after cycle 13
+    (13, 24)
     """
     A, B = _operands(A, B)
     R, C = _array(rows, cols)

@@ -30,7 +30,8 @@ import dataclasses
 import functools
 import math
 import os
-from typing import Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -40,6 +41,7 @@ __all__ = [
     "TensorInfo", "describe", "root_buffer",  # describing an array
     "contiguous_strides", "element_offsets",  # strides and offsets
     "alignment_of", "aligned_empty", "alignment_census", "cache_line_size",  # addresses and alignment
+    "cache_geometry",
     "numbers",  # the "numbers so far" rows
 ]
 
@@ -595,6 +597,55 @@ def cache_line_size() -> int | None:
             return n if n > 0 else None
     except (OSError, ValueError):
         return None
+
+
+def cache_geometry(level: int = 1) -> tuple[int, int, int] | None:
+    """``(line bytes, sets, ways)`` of this machine's data cache at ``level``, as Linux reports it (or None).
+
+    A line at address ``a`` can live only in set ``(a // line) % sets``,
+    which holds ``ways`` lines: addresses ``line · sets`` bytes apart (the
+    *set span*) compete for one set, whatever the cache's total size. Read
+    from ``/sys/devices/system/cpu/cpu0/cache`` (the level's data or unified
+    cache). See chapter 2, "Layouts" (chapters/02_layouts.md), and chapter 4.
+
+    Parameters
+    ----------
+    level : int
+        Cache level, >= 1 (1 for L1, 2 for L2 …).
+
+    Returns
+    -------
+    tuple of int, or None
+        ``None`` where the system does not say (macOS, Windows, some
+        containers); it never raises for an unreadable answer.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``level`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> g = cache_geometry(1)
+    >>> g is None or all(isinstance(v, int) and v > 0 for v in g)
+    True
+    """
+    level = _check.integer(level, "level", minimum=1)
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    try:
+        indices = sorted(root.glob("index*"))
+    except OSError:
+        return None
+    for index in indices:
+        try:
+            read = lambda name: (index / name).read_text().strip()  # noqa: E731
+            if read("level") == str(level) and read("type") in ("Data", "Unified"):
+                geometry = (int(read("coherency_line_size")), int(read("number_of_sets")),
+                            int(read("ways_of_associativity")))
+                return geometry if min(geometry) > 0 else None
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 # ---- numbers so far ----------------------------------------------------------------

@@ -8,7 +8,9 @@ as such for the reader), the front matter and the References section — and
 reports every remaining number followed by a unit of time, rate, size or
 ratio whose sentence carries no citation (``[3]``, ``{cite}``, or a link).
 Units include words: "3.1 times as long", "4,096 bytes", "4.2 GFLOP per
-second", "9 operations per byte". A number in quotation marks is scanned
+second", "9 operations per byte", "398 cycles", "12 percent", "5
+milliseconds", "64 kilobytes", "98-fold"; a unit may follow its number after
+a hyphen ("a 32-KiB buffer"). A number in quotation marks is scanned
 too, unless the quotation is a source quoted verbatim: its text is Chinese
 (the seed articles), or its sentence names the article it quotes.
 
@@ -24,12 +26,18 @@ from pathlib import Path
 #: Work per time, byte or cycle written out in words: "4.2 GFLOP per second", "9 operations per byte".
 _PER = (r"(?:[kMGT]?FLOPs?|[kMGT]?OPs?|ops?|operations?|[kMGT]?MACs?|instructions?|elements?|images?|frames?)"
         r"\s+(?:per|a|each)\s+(?:second|s|byte|cycle|clock)")
-UNITS = (r"ms|µs|μs|us|ns|s|sec|seconds?|minutes?|GB/s|MB/s|GiB/s|TB/s|GFLOP/s|TFLOP/s|FLOP/s|"
+UNITS = (r"ms|µs|μs|us|ns|s|sec|seconds?|minutes?|milliseconds?|microseconds?|nanoseconds?|"
+         r"GB/s|MB/s|GiB/s|TB/s|GFLOP/s|TFLOP/s|FLOP/s|"
          r"GOPS|TOPS|TMAC/s|GMAC/s|FPS|fps|GHz|MHz|KiB|MiB|GiB|kB|KB|MB|GB|TB|%|×|"
+         r"kilobytes?|megabytes?|gigabytes?|kibibytes?|mebibytes?|percent|per\s+cent|cycles?|"
          rf"FLOP/byte|FLOP/B|FLOPs?/byte|op/byte|op/B|times|bytes?|B|{_PER}")
+#: Units also written after a hyphen, as an adjective: "a 32-KiB buffer", "98-fold", "a 45-TOPS chip".
+#: ("a 64-byte line", "16-byte aligned" name a size class, not a measurement, and are left alone.)
+HYPHEN_UNITS = (r"ms|µs|μs|ns|GB/s|MB/s|GHz|MHz|GOPS|TOPS|KiB|MiB|GiB|kB|KB|MB|GB|TB|"
+                r"kilobytes?|megabytes?|cycles?|fold")
 NUMBER = r"(?<![\w.^/])\d(?:[\d,]*\d)?(?:\.\d+)?"
 # "3×3", "32×32": a shape, not a ratio; "4×" and "4 ×" alone are ratios; "3.1x" (no space) too.
-FINDING = re.compile(rf"{NUMBER}(?:\s?(?:{UNITS})(?![\w/]|\s?\d)|x(?![\w/]))")
+FINDING = re.compile(rf"{NUMBER}(?:\s?(?:{UNITS})(?![\w/]|\s?\d)|-(?:{HYPHEN_UNITS})(?![\w/])|x(?![\w/]))")
 _QUOTE = re.compile(r'"[^"\n]{1,200}"|“[^”\n]{1,200}”')
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
 _NAMES_ITS_SOURCE = re.compile(r"\barticles?\b|\bseeds?\b", re.I)

@@ -98,6 +98,60 @@ def _conflicts_by_hand(addresses, banks):
     return extra
 
 
+def _live_across_folds(c_in, h, w, k, stride, filters, R, C):
+    """(input elements, partial sums) live across a fold boundary, walking SCALE-Sim's WS schedule.
+
+    The im2col matrix is built as SCALE-Sim's operand_matrix.py orders it (K = filter row, filter
+    column, channel; channels fastest); folds run with the folds of N outside the folds of K, each
+    streaming all M rows. An element is live across a boundary if a fold before it and a fold after
+    it read it.
+    """
+    ho, wo = (h - k) // stride + 1, (w - k) // stride + 1
+    y, x = np.divmod(np.arange(ho * wo), wo)
+    fh, rest = np.divmod(np.arange(k * k * c_in), k * c_in)
+    fw, ch = np.divmod(rest, c_in)
+    A = ((y[:, None] * stride + fh) * w + x[:, None] * stride + fw) * c_in + ch     # NHWC element index
+    folds = [(j, i) for j in range(-(-filters // C)) for i in range(-(-A.shape[1] // R))]
+    reads = [set(A[:, i * R:(i + 1) * R].ravel().tolist()) for _, i in folds]
+    sums = [{(m, n) for m in range(A.shape[0]) for n in range(j * C, min((j + 1) * C, filters))} for j, _ in folds]
+    best_in = best_sum = 0
+    for b in range(1, len(folds)):
+        best_in = max(best_in, len(set().union(*reads[:b]) & set().union(*reads[b:])))
+        best_sum = max(best_sum, len(set().union(*sums[:b]) & set().union(*sums[b:])))
+    return best_in, best_sum
+
+
+@pytest.mark.parametrize("c_in, h, k, stride, filters, R, C", [
+    (4, 10, 3, 1, 6, 16, 8),     # K = 36 over 16 rows: the K folds reuse pixels, their sums add up
+    (4, 10, 3, 1, 20, 64, 8),    # one fold of K, three of N: each N fold streams the input again
+    (4, 11, 3, 2, 6, 16, 8),     # a strided 3×3 window still reuses pixels across K folds
+    (32, 6, 1, 1, 6, 8, 8),      # 1×1, four K folds: each reads its own channels, only the sums stay
+    (32, 6, 1, 2, 6, 8, 8),      # 1×1/2 likewise
+    (4, 8, 3, 1, 6, 64, 8),      # one fold: nothing stays beyond the streaming window
+])
+def test_resident_bytes_against_a_walk_of_the_schedule(c_in, h, k, stride, filters, R, C):
+    ho = (h - k) // stride + 1
+    layer = accelerator.Layer("conv", ho * ho, filters, k * k * c_in, inputs=c_in * h * h)
+    kept_in, kept_sums = accelerator.resident_bytes(layer, R, C, itemsize=1, acc_itemsize=1)
+    live_in, live_sums = _live_across_folds(c_in, h, h, k, stride, filters, R, C)
+    assert kept_sums == live_sums                                  # exact
+    assert (kept_in == 0) == (live_in == 0)                        # the input stays exactly when the walk needs it
+    assert live_in <= kept_in and (kept_in == 0 or live_in >= 0.5 * kept_in)   # kept whole: an upper bound
+
+
+def test_resident_bytes_in_resnet18():
+    res = {x.name.split(",")[0]: x for x in accelerator.resnet18_layers()}
+    stem = accelerator.resident_bytes(res["conv1 7×7/2"], 128, 128)
+    assert stem == (3 * 224 * 224, 112 * 112 * 64 * 4)               # K = 147: two K folds, 64 filters
+    assert accelerator.resident_bytes(res["conv4 3×3"], 128, 128, acc_itemsize=2)[1] == 14 * 14 * 128 * 2
+    fc = accelerator.resident_bytes(res["fc 512→1000"], 128, 128)    # 8 folds of N re-read the 512 inputs
+    assert fc == (512, 128 * 4)
+    with pytest.raises(TypeError, match="layer"):
+        accelerator.resident_bytes("conv", 128, 128)
+    with pytest.raises(ValueError, match="acc_itemsize"):
+        accelerator.resident_bytes(res["fc 512→1000"], 128, 128, acc_itemsize=0)
+
+
 @settings(max_examples=100)
 @given(st.integers(1, 20), st.integers(1, 20), st.integers(1, 8), st.integers(0, 5), st.integers(1, 16))
 def test_bank_conflicts(M, K, R, pad, banks):

@@ -345,18 +345,28 @@ def test_export_folded_mistakes(fn, says):
         teach.check_export_folded(fn)
 
 
+@pytest.fixture
+def grading_seed():
+    """The refusal cases of check_qdq are drawn afresh each run; a grading seed makes them these tests' own."""
+    from npukit.teach import core
+
+    core._set_grade_seed(20260301)
+    yield
+    core._set_grade_seed(None)
+
+
 @pytest.mark.parametrize("fn, says", [
-    (lambda f, c: ptq.to_qdq(f, c), "0–255"),                                        # no guard
+    (lambda f, c: ptq.to_qdq(f, c), "raise ValueError|accepted"),                    # no guard
     (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.zeros_like(c)), "Calibrate on"),
     (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, shapes_dataset(32, seed=1, size=c.shape[-1])[0]), "dim camera"),
     (lambda f, c: _guarded(f, c) and ptq.to_qdq(f, np.random.default_rng(0).random(c.shape, np.float32)),
      "dim camera"),
     (lambda f, c: (c.max() <= 1 and c.shape[-1] == _size(f) or _refuse()) and ptq.to_qdq(f, c.astype(np.float32)),
-     "float64"),
+     "raise ValueError|accepted"),                                                   # float64 and more let through
     (lambda f, c: _guarded(f, c) and f, "in float"),
     (lambda f, c: _guarded(f, c) and capstone.closed_loop(capstone.variant(), machine=MACHINE).qdq, "npukit.capstone"),
 ])
-def test_qdq_mistakes(fn, says):
+def test_qdq_mistakes(fn, says, grading_seed):
     with pytest.raises(CheckFailed, match=says):
         teach.check_qdq(fn)
 

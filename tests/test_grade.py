@@ -3,9 +3,12 @@
 Each submission is a copy of lab 1's committed student edition (labs/student/)
 edited the way a student would: nothing done, everything done, some exercises
 done, a check cell replaced, ``teach`` monkeypatched or replaced, the library
-called, a lookup table pasted in. They are graded in one call (one fresh
-kernel each) and the scores are exact. ``make student-test`` runs this file
-(it executes notebooks, so it is marked ``slow``).
+called, a lookup table pasted in. They are graded in one call (a checking
+process and a learner's process each) and the scores are exact. A patch made
+in a solution cell lives in the learner's process, where no check runs: it
+costs that exercise its points (the screen refuses the cell) and leaves the
+others alone. ``make student-test`` runs this file (it executes notebooks, so
+it is marked ``slow``).
 """
 
 from __future__ import annotations
@@ -111,8 +114,61 @@ def make_submissions(tmp: Path) -> dict[str, Path]:
             "ex1-aligned-empty": "my_aligned_empty = tensors.aligned_empty\n",
             "ex1-reshape-view": "reshape_is_view = teach.tensors._reshape_is_view\n"}),
         "lookup table": _submission(tmp, "table", {"ex1-reshape-view": _table_solution()}),
+        # the rest of the twelve ways of tampering with a notebook (the first five are above)
+        "deleted check cell": _tampered(tmp, "deleted", {"ex1-view-or-copy": WRONG_VIEW},
+                                        lambda nb, by: nb["cells"].remove(by["check1-view-or-copy"])),
+        "hand-edited output": _tampered(tmp, "output", {"ex1-view-or-copy": WRONG_VIEW}, lambda nb, by: by[
+            "check1-view-or-copy"].update(outputs=[{"output_type": "stream", "name": "stdout",
+                                                    "text": "✓ view or copy: 15 fresh cases agree with the reference.\n"}])),
+        "metadata edited": _tampered(tmp, "metadata", {"ex1-view-or-copy": WRONG_VIEW}, lambda nb, by: (
+            by["check1-view-or-copy"]["metadata"]["nbgrader"].update(points=100),
+            by["check1-view-or-copy"]["metadata"].update(tags=["solution"]))),
+        "measurement cell edited": _tampered(
+            tmp, "measurement", {"ex1-alignment-prediction": "predicted_share128 = 0.5\n"},
+            lambda nb, by: _replace_cell(nb, "census = tensors.alignment_census", "census = {128: 200, 16: 200}\nstep = 64\n")),
+        "seed reset": _submission(tmp, "seed", {"ex1-view-or-copy": WRONG_VIEW + "import os\nos.environ['NPUKIT_GRADE_SEED'] = '0'\n"
+                                                "teach.core._set_grade_seed(None)\n",
+                                                "ex1-reshape-view": _table_solution()}),
+        "seal disarmed": _submission(tmp, "seal", {"ex1-view-or-copy": "teach.guard.tampering = lambda: []\n"
+                                                   "teach.core._refuse_tampering = lambda *a: None\n" + WRONG_VIEW}),
+        "check call changed": _submission(tmp, "callchanged", {"ex1-view-or-copy": WRONG_VIEW},
+                                          {"check1-view-or-copy": "teach.check_view_or_copy(lambda op: '[' in op)"}),
+        "every answer wrong, hooked": _submission(tmp, "hooked", _hooked_wrong()),
     }
     return subs
+
+
+def _tampered(tmp: Path, name: str, solutions: dict[str, str], edit) -> Path:
+    """The handout with some solution cells replaced and then ``edit(nb, cells_by_grade_id)`` applied."""
+    path = _submission(tmp, name, solutions)
+    nb = _nb(path)
+    edit(nb, _cells_by_id(nb))
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
+def _replace_cell(nb: dict, starting: str, source: str) -> None:
+    cell = next(c for c in nb["cells"] if "".join(c["source"]).lstrip("# NBVAL_IGNORE_OUTPUT\n").startswith(starting)
+                or starting in "".join(c["source"]))
+    cell["source"] = source
+
+
+def _hooked_wrong() -> dict[str, str]:
+    """Every answer wrong, with the issue's universal attacks: a pre_run_cell hook marking the ledger passed,
+    a thread doing the same, the function flipping its own entry, the watch disarmed."""
+    hook = ("get_ipython().events.register('pre_run_cell', lambda *a: [e.update(status='passed') for e in "
+            "__import__('npukit.teach.core', fromlist=['core'])._LEDGER])\n")
+    thread = ("import threading\nfrom npukit.teach import core\n"
+              "threading.Thread(target=lambda: [e.update(status='passed') for _ in iter(int, 1) for e in core._LEDGER],"
+              " daemon=True).start()\n")
+    flip = "    from npukit.teach import core\n    core._LEDGER[-1]['status'] = 'passed'\n"
+    disarm = ("    import sys\n    for c in sys.getprofile().__closure__ or ():\n"
+              "        if hasattr(c.cell_contents, 'called'):\n            c.cell_contents.called = None\n")
+    return {"ex1-strides": hook + IN_ELEMENTS,
+            "ex1-view-or-copy": thread + WRONG_VIEW,
+            "ex1-alignment-prediction": "predicted_share128 = 0.9\n",
+            "ex1-aligned-empty": "def my_aligned_empty(shape, dtype, alignment):\n" + flip + "    return np.empty(shape, dtype)\n",
+            "ex1-reshape-view": "def reshape_is_view(shape, strides, new_shape):\n" + disarm + "    return True\n"}
 
 
 @pytest.fixture(scope="module")
@@ -180,42 +236,82 @@ def test_a_faked_check_cell_is_ignored(results):
     assert r["score"] == 2
 
 
-def test_monkeypatched_teach_fails_from_the_patch_on(results):
+def test_a_patched_teach_costs_its_own_exercise_only(results):
     r = results[0]["patched teach"]
     assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
-                            "ex1-aligned-empty": ("failed", 0), "ex1-reshape-view": ("failed", 0), **NOT_PREDICTED}
-    assert r["score"] == 2
-    assert all("npukit.teach.core._same was replaced" in e["message"] for e in r["exercises"][1:]
-               if e["status"] == "failed")
+                            "ex1-aligned-empty": ("passed", 3), "ex1-reshape-view": ("passed", 3), **NOT_PREDICTED}
+    assert _messages(r)["ex1-view-or-copy"].startswith("refused before it ran: line 1: `teach")
 
 
-def test_monkeypatched_numpy_fails(results):
+def test_a_patched_numpy_changes_nothing_in_the_checking_process(results):
     r = results[0]["patched numpy"]
-    assert r["score"] == 0
-    assert "numpy.allclose was replaced" in r["exercises"][0]["message"] or \
-        "numpy.array_equal was replaced" in r["exercises"][0]["message"]
+    assert _statuses(r) == {"ex1-strides": ("failed", 0), "ex1-view-or-copy": ("passed", 2),
+                            "ex1-aligned-empty": ("not attempted", 0), "ex1-reshape-view": ("not attempted", 0),
+                            **NOT_PREDICTED}
+    assert _messages(r)["ex1-strides"].startswith("strides: wrong answer")   # numpy's own array_equal judged it
 
 
-def test_replaced_teach_and_replaced_checker_fail(results):
+def test_replaced_teach_and_replaced_checker_are_refused(results):
     r = results[0]["replaced teach"]
     assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
                             "ex1-aligned-empty": ("not attempted", 0), "ex1-reshape-view": ("not attempted", 0), **NOT_PREDICTED}
-    assert "ran no check" in _messages(r)["ex1-view-or-copy"]
+    assert re.match(r"refused before it ran: line \d+: `teach` is not allowed", _messages(r)["ex1-view-or-copy"])
     r = results[0]["replaced checker"]
     assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("not attempted", 0),
-                            "ex1-aligned-empty": ("failed", 0), "ex1-reshape-view": ("failed", 0), **NOT_PREDICTED}
-    assert "npukit.teach.check_aligned_empty was replaced" in _messages(r)["ex1-reshape-view"]
+                            "ex1-aligned-empty": ("failed", 0), "ex1-reshape-view": ("passed", 3), **NOT_PREDICTED}
+    assert _messages(r)["ex1-aligned-empty"].startswith("refused before it ran: line 1: `teach")
 
 
 def test_library_answers_fail(results):
     r = results[0]["library"]
     assert r["score"] == 0
     messages = _messages(r)
-    assert "npukit.tensors.contiguous_strides" in messages["ex1-strides"]
-    view = messages["ex1-view-or-copy"]
-    assert "your function called" in view and any(f in view for f in ("numpy.ones", "eval", "numpy.shares_memory"))
-    assert "npukit.tensors.aligned_empty" in messages["ex1-aligned-empty"]
-    assert "npukit.teach.tensors._reshape_is_view" in messages["ex1-reshape-view"]
+    assert "is npukit.tensors.contiguous_strides itself" in messages["ex1-strides"]
+    assert "`eval` is not allowed" in messages["ex1-view-or-copy"]
+    assert "is npukit.tensors.aligned_empty itself" in messages["ex1-aligned-empty"]
+    assert messages["ex1-reshape-view"].startswith("refused before it ran: line 1: `teach")
+
+
+def test_the_other_seven_tamperings_are_detected(results):
+    """With the five above (a ✓ printed by the check cell, teach.core patched, numpy patched, teach rebound,
+    a checker replaced): the twelve ways issue 20 counts of tampering with a notebook, each detected."""
+    r = results[0]
+    for name in ("deleted check cell", "hand-edited output", "metadata edited", "check call changed"):
+        assert _statuses(r[name])["ex1-view-or-copy"] == ("failed", 0), name   # the instructor's check ran
+        assert _messages(r[name])["ex1-view-or-copy"].startswith("view or copy: your predictions are not all right")
+        assert r[name]["max_score"] == 11, name                                # the instructor's points
+    assert _statuses(r["measurement cell edited"])["ex1-alignment-prediction"] == ("failed", 0)
+    assert "measured 12" in _messages(r["measurement cell edited"])["ex1-alignment-prediction"]
+    for name in ("seed reset", "seal disarmed"):
+        assert _statuses(r[name])["ex1-view-or-copy"] == ("failed", 0)
+        assert _messages(r[name])["ex1-view-or-copy"].startswith("refused before it ran")
+    assert _statuses(r["seed reset"])["ex1-reshape-view"] == ("failed", 0)   # the table still meets the secret seed
+
+
+def test_every_answer_wrong_with_the_universal_attacks_scores_zero(results, graded):
+    """The issue's first finding: an all-wrong lab 1 with these attacks scored 11/11. Now 0, and 0 again with
+    the screen off (the attacks then run, in the learner's process, where nothing decides the grade)."""
+    from npukit.teach.grade import _grade_one, _load_labs
+
+    assert results[0]["every answer wrong, hooked"]["score"] == 0
+    r = _grade_one(graded[0]["every answer wrong, hooked"], _load_labs(ROOT / "labs"), None, SEED, 120.0, None,
+                   screening=False)
+    assert r["score"] == 0 and {e["status"] for e in r["exercises"]} == {"failed"}, _messages(r)
+
+
+def test_without_the_screen_the_process_boundary_still_holds(graded, tmp_path):
+    """The patches of the tampering submissions, let through: they change the learner's process only."""
+    from npukit.teach.grade import _grade_one, _load_labs
+
+    subs = graded[0]
+    labs = _load_labs(ROOT / "labs")
+    r = _grade_one(subs["patched teach"], labs, None, SEED, 120.0, None, screening=False)
+    assert _statuses(r) == {"ex1-strides": ("passed", 2), "ex1-view-or-copy": ("failed", 0),
+                            "ex1-aligned-empty": ("passed", 3), "ex1-reshape-view": ("passed", 3), **NOT_PREDICTED}
+    assert _messages(r)["ex1-view-or-copy"].startswith("view or copy: your predictions are not all right")
+    r = _grade_one(subs["replaced checker"], labs, None, SEED, 120.0, None, screening=False)
+    assert _statuses(r)["ex1-aligned-empty"] == ("failed", 0)
+    assert "aligned_empty(" in _messages(r)["ex1-aligned-empty"]   # the real check ran, in the checking process
 
 
 def test_lookup_table_fails_with_the_grading_seed(results):
@@ -232,13 +328,16 @@ def test_csv_has_one_row_per_submission(results):
     assert rows[2]["ex1-aligned-empty"] == "3" and rows[2]["ex1-reshape-view status"] == "not attempted"
 
 
-@pytest.mark.parametrize("lab", sorted(p.name for p in (ROOT / "labs").glob("*.ipynb") if p.name != "01_tensors.ipynb"))
-def test_every_other_lab_grades_its_instructor_edition_full_and_its_handout_zero(lab, tmp_path):
-    results = grading.grade([ROOT / "labs" / lab, ROOT / "labs" / "student" / lab], ROOT / "labs", seed=SEED)
-    full, handout = results
-    # a predict-then-measure check compares the reference prediction with this run's own timing, which a
-    # loaded machine can push outside the tolerance: such a miss must say so, anything else must pass
-    missed = [e for e in full["exercises"] if e["status"] != "passed"
-              and not ("predict" in e["id"] and "measured" in e["message"])]
-    assert not missed and full["max_score"] > 0, missed
-    assert handout["score"] == 0 and {e["status"] for e in handout["exercises"]} == {"not attempted"}
+def test_every_handout_scores_zero_and_runs_nothing(monkeypatch):
+    """A handout is the instructor's lab with every answer still to write: nothing of the learner's to run.
+
+    Every lab's instructor edition scoring full points is in tests/test_attacks.py (each lab's reference
+    answers, graded beside the attacks)."""
+    def never(*args, **kwargs):
+        raise AssertionError("a handout started a grading run")
+
+    monkeypatch.setattr(grading, "_run_checking", never)
+    results = grading.grade(sorted((ROOT / "labs" / "student").glob("*.ipynb")), ROOT / "labs", seed=SEED)
+    for r in results:
+        assert r["max_score"] > 0 and r["score"] == 0, r["submission"]
+        assert {e["status"] for e in r["exercises"]} == {"not attempted"}

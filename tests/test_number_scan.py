@@ -21,7 +21,8 @@ PAGES = [pytest.param(p, marks=pytest.mark.xfail(reason=f"{p.name} is being edit
 def test_the_scan_finds_a_hand_typed_measurement():
     hits = findings((Path(__file__).parent / "fixtures" / "hand_typed.md").read_text(encoding="utf-8"))
     assert [h[1] for h in hits] == ["41.3 µs", "3.2×", "12.5 ms", "3.5 GB/s", "3.1 times", "4.2 GFLOP per second",
-                                    "4,096 bytes", "2.5x", "5.5 ms"], hits
+                                    "4,096 bytes", "2.5x", "5.5 ms", "398 cycles", "12 percent",
+                                    "5 milliseconds", "40 microseconds", "64 kilobytes", "98-fold", "32-KiB"], hits
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

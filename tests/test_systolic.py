@@ -228,6 +228,21 @@ def test_busy_per_cycle_matches_event_count():
     assert (s.busy == want).all()
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.integers(1, 12), st.integers(1, 8), st.integers(1, 8),
+       st.sampled_from(DATAFLOWS))
+def test_last_mac_is_when_the_data_say_and_the_schedule_runs_on(M, N, K, R, C, df):
+    # one fold that fits: the last MAC is the last mapped PE's on the last streamed element, listed here;
+    # the fold still runs the full schedule (SCALE-Sim's convention), so the two agree only when it is full
+    s_r, s_c, t = {"os": (M, N, K), "ws": (K, N, M), "is": (K, M, N)}[df]
+    R, C = max(R, s_r), max(C, s_c)
+    s = simulate(np.ones((M, K), int), np.ones((K, N), int), R, C, df)
+    pre = 0 if df == "os" else R
+    last = max(pre + e + r + c for e in range(t) for r in range(s_r) for c in range(s_c))
+    assert s.last_mac == last and s.last_cycle == pre + t + R + C - 3
+    assert (s.last_mac == s.last_cycle) == (s_r == R and s_c == C)
+
+
 def test_simulate_bad_inputs():
     A = np.ones((3, 4), int)
     with pytest.raises(ValueError, match="A's columns"):

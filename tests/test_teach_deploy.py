@@ -397,3 +397,45 @@ def test_unfinished_exercises_are_one_line(measured):
                            (teach.check_double_buffered, ()), (teach.check_speedup_prediction, (compiled, runs))):
         with pytest.raises(NotAttempted, match="not attempted yet"):
             checker(todo, *extra)
+
+
+# ---- the speed-up check separates every typical wrong model (issue 20) -------------------------------------
+
+WRONG_SPEEDUPS = {   # name: (model, the separating region that must catch it)
+    "(h + t) / max(h, t)": (lambda s, h, t: (h + t) / max(h, t), 1),
+    "×2": (lambda s, h, t: 2.0, 0),
+    "no speed-up": (lambda s, h, t: 1.0, 1),
+    "the streams do not matter": (lambda s, h, t: (h + t) / max(h, (h + t) / 2), 0),
+    "min(streams, 2)": (lambda s, h, t: float(min(s, 2)), 2),
+    "×streams": (lambda s, h, t: float(s), 2),
+    "the host step is hidden": (lambda s, h, t: (h + t) / t, 1),
+    "the fills do not take turns": (lambda s, h, t: (h + t) / max((h + t) / 2, t / min(s, 2)), 2),
+    "each request needs only its inference": (lambda s, h, t: (h + t) / max(h, t / min(s, 2)), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_SPEEDUPS))
+def test_each_wrong_speedup_model_misses_in_its_region_everywhere(name):
+    import itertools
+
+    model, region = WRONG_SPEEDUPS[name]
+    streams, (h0, h1), (t0, t1) = checks._SEPARATING[region]
+    grid = np.linspace(0, 1, 11)
+    for s, a, b in itertools.product(streams, grid, grid):
+        h, t = h0 + a * (h1 - h0), t0 + b * (t1 - t0)
+        want = checks._ideal_speedup(s, h, t)
+        assert abs(model(s, h, t) - want) > 0.25 * want, (name, s, h, t)
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_SPEEDUPS))
+def test_each_wrong_speedup_model_fails_the_check_on_any_seed(name, measured):
+    compiled, runs = measured
+    model, _ = WRONG_SPEEDUPS[name]
+    *facts, speedup = checks._facts(compiled, runs)
+    on_this_run = checks._ideal_speedup(*facts)
+
+    def cheat(s, h, t):   # right for this run's facts (as if read from the measurement), the wrong model elsewhere
+        return on_this_run if (s, h, t) == tuple(facts) else model(s, h, t)
+
+    for seed in range(5):
+        _fails(teach.check_speedup_prediction, cheat, compiled, runs, rel_tol=10, seed=seed, match="not from")

@@ -106,15 +106,54 @@ def test_the_labs_own_solutions_pass(sim_pw, capsys):
     assert capsys.readouterr().out.count("✓") == 4
 
 
-def test_a_prediction_within_a_quarter_passes(sim_pw, capsys):
+def test_the_measured_layer_is_judged_within_rtol_and_fresh_layers_exactly(sim_pw, capsys):
     def rough(M, N, K, rows, cols, df):       # ignores the fill and the drain: about 8 % off here
         s_r, s_c, t = _split(M, N, K, df)
         folds = -(-s_r // rows) * -(-s_c // cols)
         return M * N * K / (rows * cols * folds * ((0 if df == "os" else rows) + t + rows))
 
-    teach.check_utilization_prediction(rough, sim_pw, seed=3, rtol=0.75)
     with pytest.raises(CheckFailed, match="Where the cycles went"):
         teach.check_utilization_prediction(rough, sim_pw, seed=3)
+    # within rtol on the measured layer, but a different formula: the fresh layers are compared exactly
+    msg = _fails(teach.check_utilization_prediction, rough, sim_pw, seed=3, rtol=0.75,
+                 match="right for the measured layer")
+    assert "must be exact" in msg
+
+    def scalesim_form(M, N, K, rows, cols, df):   # SCALE-Sim divides by the last cycle's index
+        return M * N * K / (rows * cols * (fold_cycles(M, N, K, rows, cols, df) - 1))
+
+    def switching(M, N, K, rows, cols, df):       # one form here, the other there
+        return (scalesim_form if df == "ws" else predict)(M, N, K, rows, cols, df)
+
+    for seed in range(5):
+        teach.check_utilization_prediction(scalesim_form, sim_pw, seed=seed)
+        _fails(teach.check_utilization_prediction, switching, sim_pw, seed=seed, match="the same way every time")
+    assert capsys.readouterr().out.count("✓") == 5
+
+
+def test_wrong_utilization_formulas_fail_on_every_seed(sim_pw):
+    # the review's attack: with 25 % on the fresh layers too, these passed 22 to 33 of 60 seeds
+    def util(M, N, K, R, C, df, preload, extra=0):
+        s_r, s_c, t = _split(M, N, K, df)
+        folds = -(-s_r // R) * -(-s_c // C)
+        return M * N * K / (R * C * folds * (preload(R, C, df) + R + C + t - 2 + extra))
+
+    wrong = {"a preload in OS": lambda *a: util(*a, lambda R, C, df: R),
+             "a preload of C": lambda *a: util(*a, lambda R, C, df: 0 if df == "os" else C),
+             "an extra R per fold": lambda *a: util(*a, lambda R, C, df: 0 if df == "os" else R, extra=a[3])}
+    for name, fn in wrong.items():
+        for seed in range(60):
+            _fails(teach.check_utilization_prediction, fn, sim_pw, seed=seed, match="utilization prediction")
+
+
+def test_the_learner_runs_before_the_reference_is_computed():
+    # core's rule: the expected answer is not on the stack while the learner's code runs (a function
+    # under check may not read frames, so the order is checked in the source)
+    import inspect
+
+    src = inspect.getsource(checks.check_utilization_prediction)
+    loop = src[src.index("for i in range(n):"):]
+    assert loop.index("got = predicted(*case)") < loop.index("_utilization(*case)")
 
 
 # ---- typical wrong answers, each with its hint ----------------------------------------------
@@ -172,7 +211,8 @@ def test_cycles_wrong_answers_get_a_hint():
                      (one_fold, "folds, not one"), (as_float, "return an int")]:
         msg = _fails(teach.check_fold_cycles, fn, seed=7, match="fold cycles")
         assert hint in msg, (fn.__name__, msg)
-        assert re.search(r"expected \d+ \((SCALE-Sim's run|the simulator)\), got", msg) or "float" in msg
+        assert re.search(r"expected \d+ \((SCALE-Sim's run|folds × the simulator's full fold)\), got", msg) \
+            or "float" in msg
     _fails(teach.check_fold_cycles, wrong_ceil, seed=7, match="expected")
 
 
@@ -210,9 +250,14 @@ def test_cycles_are_checked_against_scalesim_and_the_simulator():
     for case, got in gemms.items():
         assert fold_cycles(*case) == got + 1
     for case in seen:
-        if case not in from_scalesim:
-            A, B = np.ones(case[0:3:2], int), np.ones((case[2], case[1]), int)
-            assert systolic.simulate(A, B, *case[3:]).cycles == fold_cycles(*case)
+        if case not in from_scalesim:   # folds × a full fold's length, read from when its last MAC happens
+            M, N, K, R, C, df = case
+            s_r, s_c, t = _split(M, N, K, df)
+            full = {"os": (R, C, t), "ws": (t, C, R), "is": (C, t, R)}[df]
+            sim = systolic.simulate(np.ones(full[0:3:2], int), np.ones((full[2], full[1]), int), R, C, df)
+            assert -(-s_r // R) * -(-s_c // C) * (sim.last_mac + 1) == fold_cycles(*case)
+    ragged = [c for c in from_scalesim if _split(*c[:3], c[5])[0] % c[3] or _split(*c[:3], c[5])[1] % c[4]]
+    assert len(ragged) >= 10          # the convention for ragged folds rests on SCALE-Sim's own runs
 
     def off_when_ragged(M, N, K, R, C, df):        # right except where a fold is partial
         s_r, s_c, _ = _split(M, N, K, df)
@@ -220,6 +265,30 @@ def test_cycles_are_checked_against_scalesim_and_the_simulator():
 
     for seed in range(3):
         _fails(teach.check_fold_cycles, off_when_ragged, seed=seed, match="expected")
+
+
+def test_a_hint_names_a_mistake_only_when_that_mistake_gives_every_answer():
+    def preload_cols(M, N, K, R, C, df):          # the review's case: 71 for 72 on one fold looked like "last cycle"
+        s_r, s_c, t = _split(M, N, K, df)
+        return fold_cycles_folds(M, N, K, R, C, df) * ((0 if df == "os" else C) + R + C + t - 2)
+
+    def ragged_short_pre(M, N, K, R, C, df):      # a ragged fold preloads only its mapped rows
+        s_r, s_c, t = _split(M, N, K, df)
+        total = 0
+        for i in range(-(-s_r // R)):
+            for _ in range(-(-s_c // C)):
+                total += (0 if df == "os" else min(R, s_r - i * R)) + R + C + t - 2
+        return total
+
+    def unknown(M, N, K, R, C, df):               # a mistake the checker does not know
+        return fold_cycles(M, N, K, R, C, df) + (7 if df == "ws" and M % 2 else 0)
+
+    for seed in range(12):
+        for fn, right in ((preload_cols, "not cols"), (ragged_short_pre, "ragged edge costs as much")):
+            msg = _fails(teach.check_fold_cycles, fn, seed=seed, match="Hint")
+            assert right in msg, (fn.__name__, seed, msg)
+        msg = _fails(teach.check_fold_cycles, unknown, seed=seed, match="Hint")
+        assert re.search(r"Hint: one fold here costs \d+ cycles and there are \d+ folds", msg), msg
 
 
 def fold_cycles_folds(M, N, K, R, C, df):
@@ -276,6 +345,26 @@ def test_a_search_that_skips_the_extreme_shapes_fails_on_every_seed():
             assert winners in ([(1, pes)], [(pes, 1)]), ((M, N, K, pes, df), winners)
             ends.add((df, winners[0][0] == 1))
         assert len(ends) == 6                 # both ends, every dataflow
+
+
+def test_a_search_with_the_preload_wrong_fails_on_every_seed():
+    # the review's attack: OS with a preload passed 11 of 60 seeds, WS/IS without one 4 of 60
+    def search(preload):
+        def best(M, N, K, pes, df):
+            def cycles(R, C):
+                s_r, s_c, t = _split(M, N, K, df)
+                return -(-s_r // R) * -(-s_c // C) * (preload(R, C, df) + R + C + t - 2)
+            return min([(2**e, pes // 2**e) for e in range(pes.bit_length())], key=lambda s: cycles(*s))
+        return best
+
+    wrong = [lambda R, C, df: R, lambda R, C, df: 0, lambda R, C, df: 0 if df == "os" else C,
+             lambda R, C, df: C]
+    for preload in wrong:
+        for seed in range(20):
+            _fails(teach.check_best_shape, search(preload), seed=seed, match="takes")
+    for seed in range(10):              # each of those cases separates the right preload from a wrong one
+        cases = checks._preload_cases(np.random.default_rng(seed))
+        assert sorted(c[4] for c in cases) == ["is", "is", "os", "os", "ws", "ws"]
 
 
 def test_prediction_wrong_answers_get_a_hint(sim_pw):
@@ -346,7 +435,7 @@ def test_the_checkers_references_are_refused(sim_pw):
         return reference(*a)
 
     def by_simulator_reference(*a):
-        return checks._simulated_cycles(*a)
+        return checks._fresh_cycles(*a)
 
     def by_scalesim_table(*a):
         return checks._scalesim_runs().get(a, 0) + 1

@@ -334,6 +334,19 @@ def test_cache_line_size_is_a_power_of_two_or_unknown():
     assert n is None or (n >= 16 and n & (n - 1) == 0)
 
 
+def test_cache_geometry_agrees_with_the_reported_size():
+    # sets × ways × line is the cache's size; /sys reports the size separately, so this is a real check
+    from npukit import measure
+
+    sizes = measure.cache_sizes()
+    for level, key in ((1, "L1d"), (2, "L2")):
+        g = T.cache_geometry(level)
+        if g is not None and key in sizes:
+            line, sets, ways = g
+            assert line * sets * ways == sizes[key] and line == (T.cache_line_size() or line)
+    assert T.cache_geometry(99) is None
+
+
 # ---- figures and numbers ------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import CheckFailed, LearnerError, NotAttempted, _plain, _rng, learner_call
+from .core import CheckFailed, LearnerError, NotAttempted, _fresh_rng, _plain, _rng, around, learner_call
 
 __all__ = ["check_export_folded", "check_qdq", "check_warm_latency", "check_roofline_bounds",
            "check_variant_prediction"]
@@ -139,9 +139,10 @@ def check_export_folded(fn: Callable[[Any], Any]) -> None:
 
     Examples
     --------
-    >>> from npukit import rewrites
-    >>> check_export_folded(lambda net: rewrites.fold_batchnorm(net.to_onnx()))
-    ✓ export and fold: 4 fresh CameraNets, folded, with fixed shapes, and their logits equal the NumPy network's.
+    >>> check_export_folded(lambda net: net.to_onnx(batch=1))   # exported, not folded
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: export and fold: for CameraNet(stem=14, blocks=[(10, 1), (9, 2)], num_classes=8, size=16) your model still has 5 BatchNormalization nodes: fold them into the convolutions (chapter 3).
     """
     rng = _rng(8101)
     name = "export and fold"
@@ -261,6 +262,22 @@ def _check_input_range(qdq: Any, calibration: np.ndarray) -> None:
                           "the `calibration` images your function receives, not on other data.")
 
 
+#: Calibration data a quantize stage must refuse with ValueError: (what it is, how it is made from good data).
+_BAD_CALIBRATION: tuple = (
+    ("calibration pixels in 0–255 (the model reads 0–1)", lambda c, size, data: c * np.float32(255)),
+    ("float64 calibration images (the model reads float32)", lambda c, size, data: c.astype(np.float64)),
+    ("calibration images of {big}×{big} for a {size}×{size} model",
+     lambda c, size, data: data(8, seed=len(c), size=size + 8)[0]),
+    ("calibration images with 4 channels (the model reads 3)",
+     lambda c, size, data: np.concatenate([c, c[:, :1]], axis=1)),
+    ("channels-last calibration images (n, h, w, 3): the model reads (n, 3, h, w)",
+     lambda c, size, data: np.ascontiguousarray(c.transpose(0, 2, 3, 1))),
+    ("calibration pixels below 0 (centred on 0)", lambda c, size, data: c - np.float32(0.5)),
+    ("one image without its batch axis", lambda c, size, data: c[0]),
+    ("uint8 calibration images", lambda c, size, data: (c * 255).astype(np.uint8)),
+)
+
+
 def _refuses(fn: Callable, folded: Any, calibration: np.ndarray, what: str) -> None:
     """The learner's stage must stop bad calibration data with a ValueError instead of quantizing from it."""
     try:
@@ -283,8 +300,11 @@ def check_qdq(fn: Callable[[Any, np.ndarray], Any]) -> None:
     CameraNet variants (``capstone.variant`` of random width and size,
     folded) with fresh calibration images from a dim camera (brightness
     0.3–0.5, so their range differs from any other images'), each also
-    offered as 0–255 pixels, as float64 and at the wrong size, which must be
-    refused. The QDQ model must pass ``onnx.checker``; every Conv/Gemm must
+    offered spoiled in 2–4 of 8 ways (0–255 pixels, float64, uint8, the wrong
+    size, 4 channels, channels last, negative pixels, one image without its
+    batch axis: ``_BAD_CALIBRATION``), which must be refused; which ways, how
+    many and where the good call falls among them are drawn afresh each run
+    (from the grading seed when grading). The QDQ model must pass ``onnx.checker``; every Conv/Gemm must
     read its input and weight through DequantizeLinear; every scale must be a
     positive finite float32; the input's quantizer must cover the range of
     the calibration images passed in (its upper end within 0.5–1.1 times
@@ -297,22 +317,17 @@ def check_qdq(fn: Callable[[Any, np.ndarray], Any]) -> None:
     Examples
     --------
     >>> from npukit import ptq
-    >>> def quantize(folded, calibration):
-    ...     dims = [d.dim_value for d in folded.graph.input[0].type.tensor_type.shape.dim]
-    ...     if calibration.dtype != np.float32 or calibration.shape[1:] != tuple(dims[1:]):
-    ...         raise ValueError("calibration must be float32 images of the model's input shape")
-    ...     if calibration.min() < 0 or calibration.max() > 1:
-    ...         raise ValueError("calibration pixels must be in [0, 1]")
-    ...     return ptq.to_qdq(folded, calibration)
-    >>> check_qdq(quantize)
-    ✓ quantize: 3 fresh variants: valid scales and zero points, input range from the calibration images, weights bit-exact with onnx.reference, agreement ≥ 85%, bad calibration refused.
+    >>> check_qdq(lambda folded, calibration: ptq.to_qdq(folded, calibration))   # takes any calibration data
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: quantize: ...
     """
     from onnx import numpy_helper
 
     from .. import capstone, rewrites
     from ..data import shapes_dataset
 
-    rng = _rng(8102)
+    rng, order = _rng(8102), _fresh_rng(8105)
     for _ in range(3):
         width, size = float(rng.choice([1.0, 1.25, 1.5, 2.0])), int(rng.choice([24, 32, 40]))
         net = capstone.variant(width, size)
@@ -320,6 +335,17 @@ def check_qdq(fn: Callable[[Any, np.ndarray], Any]) -> None:
         calibration = shapes_dataset(int(rng.integers(32, 97)), seed=int(rng.integers(1000, 5000)), size=size,
                                      brightness=_DIM)[0]
         images = shapes_dataset(48, seed=int(rng.integers(5000, 9000)), size=size, brightness=_DIM)[0]
+        # 2–4 kinds of bad calibration data, and the good call among them, in an order drawn afresh each run
+        # (from the grading seed when grading): no count or position of a call tells a refusal case apart
+        kinds = [int(k) for k in order.permutation(len(_BAD_CALIBRATION))[: int(order.integers(2, 5))]]
+        good_at = int(order.integers(len(kinds) + 1))
+
+        def refused(which: list[int]) -> None:
+            for k in which:
+                what, spoil = _BAD_CALIBRATION[k]
+                _refuses(fn, folded, spoil(calibration, size, shapes_dataset), what.format(size=size, big=size + 8))
+
+        refused(kinds[:good_at])
         qdq = _model(learner_call("quantize", fn, folded, calibration, forbid=_forbid()), "quantize")
         floats = {t.name: numpy_helper.to_array(t) for t in folded.graph.initializer}
         producers = {o: n for n in qdq.graph.node for o in n.output}
@@ -336,10 +362,7 @@ def check_qdq(fn: Callable[[Any, np.ndarray], Any]) -> None:
             raise CheckFailed(f"quantize: for the variant (width {width:g}, {size}×{size} images) your QDQ model picks "
                               f"the float model's class on only {same} of {len(images)} fresh images (85% needed). "
                               "Did you calibrate on the `calibration` images passed in, with ranges that cover them?")
-        _refuses(fn, folded, calibration * np.float32(255), "calibration pixels in 0–255 (the model reads 0–1)")
-        _refuses(fn, folded, calibration.astype(np.float64), "float64 calibration images (the model reads float32)")
-        wrong = shapes_dataset(8, seed=int(rng.integers(5000)), size=size + 8)[0]
-        _refuses(fn, folded, wrong, f"calibration images of {size + 8}×{size + 8} for a {size}×{size} model")
+        refused(kinds[good_at:])
     print("✓ quantize: 3 fresh variants: valid scales and zero points, input range from the calibration images, "
           "weights bit-exact with onnx.reference, agreement ≥ 85%, bad calibration refused.")
 
@@ -385,6 +408,18 @@ def _latency_hint(median: float, took: list, warmup: int) -> str:
 _STEADY = (0.0005, 0.005)   # the two lengths of the stand-in's warm calls (s)
 
 
+def _stand_in_timed(fn: Callable, cold: int, cold_s: float, schedule: list, warmup: int, runs: int) -> tuple:
+    """``fn(run, warmup, runs)`` with ``run`` a :func:`_cold_start` stand-in; the answer and the stand-in's times.
+
+    Graded, this runs in the learner's process (``core.around``): a stand-in served across the process
+    boundary would add a round trip to every call the learner's code times (milliseconds on a busy
+    machine, against a tolerance of about one). Its stopwatch is this module's, bound when it was
+    imported, and its record lives in a closure, which the grader's screen keeps the learner's code from.
+    """
+    run, took = _cold_start(cold, cold_s, schedule)
+    return fn(run, warmup, runs), [float(t) for t in took]
+
+
 def check_warm_latency(fn: Callable[[Callable[[], Any], int, int], tuple]) -> None:
     """Check ``fn(run, warmup, runs) -> (first_seconds, median_seconds)``.
 
@@ -405,16 +440,15 @@ def check_warm_latency(fn: Callable[[Callable[[], Any], int, int], tuple]) -> No
     Examples
     --------
     >>> import statistics
-    >>> def warm(run, warmup, runs):
-    ...     t0 = time.perf_counter(); run(); first = time.perf_counter() - t0
-    ...     for _ in range(warmup):
-    ...         run()
-    ...     ts = []
-    ...     for _ in range(runs):
-    ...         t0 = time.perf_counter(); run(); ts.append(time.perf_counter() - t0)
-    ...     return first, statistics.median(ts)
-    >>> check_warm_latency(warm)
-    ✓ warm latency: 4 fresh cold starts; first call timed alone, warm-up untimed, median of the steady state.
+    >>> def mean_of_all(run, warmup, runs):   # times every call and averages them
+    ...     times = []
+    ...     for _ in range(1 + warmup + runs):
+    ...         t0 = time.perf_counter(); run(); times.append(time.perf_counter() - t0)
+    ...     return times[0], statistics.mean(times)
+    >>> check_warm_latency(mean_of_all)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: warm latency: (warmup=3, runs=9; the first 4 calls of this run take ≥ 35 ms) your median, ... ms, is wrong; ...
     """
     from .. import deploy, measure
 
@@ -427,8 +461,13 @@ def check_warm_latency(fn: Callable[[Callable[[], Any], int, int], tuple]) -> No
         warmup, runs = int(rng.integers(3, 9)), int(rng.choice([5, 7, 9]))
         cold, k = 1 + warmup, runs // 2        # every call before the timed ones is a cold one
         later = [fast] * (k + 1 - case % 2) + [slow] * (k + case % 2)   # a majority of fast, or of slow, calls
-        run, took = _cold_start(cold, cold_s, [later[i] for i in rng.permutation(runs)])
-        got = learner_call(name, fn, run, warmup, runs, forbid=_forbid(deploy.benchmark, measure.timeit))
+        schedule = [later[i] for i in rng.permutation(runs)]
+
+        def timed(*args: Any) -> Any:   # the stand-in runs next to the learner's function (see _stand_in_timed)
+            return around(_stand_in_timed, fn, *args)
+
+        got, took = learner_call(name, timed, cold, cold_s, schedule, warmup, runs,
+                                 forbid=_forbid(deploy.benchmark, measure.timeit))
         what = f"(warmup={warmup}, runs={runs}; the first {cold} calls of this run take ≥ {cold_s * 1e3:g} ms)"
         if not (isinstance(got, (tuple, list)) and len(got) == 2 and
                 all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in got)):
@@ -493,16 +532,13 @@ def check_roofline_bounds(fn: Callable[[list, Any], dict]) -> None:
 
     Examples
     --------
-    >>> def bounds(counts, machine):
-    ...     out = {}
-    ...     for c in counts:
-    ...         if c.op_type in ("Conv", "Gemm"):
-    ...             b = c.param_bytes + c.act_bytes_in + c.act_bytes_out
-    ...             kind = "memory" if c.flops / b < machine.peak_flops / machine.bandwidth else "compute"
-    ...             out[c.name] = (max(c.flops / machine.peak_flops, b / machine.bandwidth), kind)
-    ...     return out
-    >>> check_roofline_bounds(bounds)
-    ✓ roofline bounds: 20 fresh graphs agree with the reference.
+    >>> def summed(counts, machine):   # adds the two times instead of taking the larger
+    ...     return {c.name: (c.flops / machine.peak_flops + c.bytes / machine.bandwidth, "memory")
+    ...             for c in counts if c.op_type in ("Conv", "Gemm")}
+    >>> check_roofline_bounds(summed)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: roofline bounds: for conv0 (12,124,777 FLOPs, 1,706,207 bytes) on a machine of 1.32 GFLOP/s and 76.3 GB/s: expected (0.009172, 'compute'), got (0.009194641313658837, 'memory'). The bound is the larger of the two times, not their sum: the traffic and the arithmetic overlap.
     """
     from ..graphs import MachineSpec, OpCount
 
@@ -575,6 +611,8 @@ def _sealed(fn: Callable[[float], Any]) -> Callable[[float], Any]:
     import types
 
     name = "variant latency"
+    if getattr(fn, "__npukit_remote__", False):
+        return fn   # graded: it runs in the learner's process, against the notebook as it was before the measurement
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"fn must be your function predict_ratio, got {type(fn).__name__}")
     if fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
@@ -648,8 +686,10 @@ def check_variant_prediction(fn: Callable[[float], Any], variant: Any, shipped: 
     >>> from npukit.models import CameraNet
     >>> m = MachineSpec(1e11, 1e10, "example", "given", "given")
     >>> a = capstone.closed_loop(CameraNet.pretrained(), machine=m, heldout=20, runs=30)
-    >>> check_variant_prediction(lambda macs_ratio: 1.0, a, a)
-    ✓ variant latency: you predicted ×1, this run measured ×... (both models timed again, taking turns; the MACs grew ×1); within 50%.
+    >>> check_variant_prediction(lambda macs_ratio: 5.0, a, a)   # the same model twice: the ratio is ×1
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: variant latency: you predicted ×5, this run measured ×... (more than 50% apart). ...
     """
     from ..capstone import Loop
 

@@ -29,6 +29,14 @@ Three things every checker gets from here without code of its own:
   (``teach.core._same = lambda *a, **k: True``), and records its outcome in a
   ledger the grader reads.
 
+All of this runs beside the learner's code in a notebook, where it is
+feedback. When grading, the checks run in a process of their own and the
+learner's function is a :class:`~npukit.teach.isolation.Remote`: ``learner_call``
+sends the check's refusals with each call, and what the learner's process saw
+(a forbidden call, the function raising) comes back as :class:`RemoteForbidden`
+or a :func:`remote_error`. :func:`around` runs checker code next to the
+learner's function wherever it lives.
+
 A checker should compute its expected answers after calling the learner's
 function (as :func:`check` does): what is on the checker's stack while the
 learner's code runs can be read by it.
@@ -60,6 +68,7 @@ __all__ = [
     "NotAttempted",
     "check",
     "learner_call",
+    "around",
     "GRADE_SEED_ENV",
 ]
 
@@ -79,6 +88,7 @@ def _seed_from_environment() -> int | None:
 
 _GRADE_SEED: int | None = _seed_from_environment()
 _LEDGER: list[dict[str, str]] = []   # one entry per exported check run: {"check", "status", "message"}
+_CALLING: list[tuple[str, Any]] = []  # the learner_call in progress: (exercise, guard.Forbidden)
 
 
 class CheckFailed(AssertionError):
@@ -107,6 +117,92 @@ class LearnerError(CheckFailed):
         return super()._render_traceback_() + self.where
 
 
+class RemoteForbidden(BaseException):
+    """Raised by a :class:`~npukit.teach.isolation.Remote` when the learner's process saw a refusal.
+
+    A ``BaseException``, so that no checker's ``except Exception`` can hold it back: ``learner_call``
+    turns it into the check's failure. ``is_`` names the forbidden function the learner's function is;
+    else ``called`` what it called (``direct``: a call no function under check may make) and ``why``.
+    """
+
+    def __init__(self, called: str | None = None, *, direct: bool = False, unhooked: bool = False,
+                 is_: str | None = None, why: str | None = None) -> None:
+        super().__init__(called or is_)
+        self.called, self.direct, self.unhooked, self.is_, self.why = called, direct, unhooked, is_, why
+
+
+class RemoteError(Exception):
+    """What the learner's function raised in the learner's process, rebuilt in the checking process.
+
+    :func:`remote_error` makes one of a subclass that is also the built-in exception type raised
+    (``ValueError`` …), so ``isinstance`` tests of the checkers still work; ``where`` holds the learner's
+    lines of the traceback, ``by_learner`` whether the learner's own code raised it.
+    """
+
+    where: list[str] = []
+    by_learner = False
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+_REMOTE_TYPES: dict[type, type] = {}
+
+
+def remote_error(info: dict) -> Exception:
+    """The exception described by ``info`` (``type``, ``bases``, ``message``, ``where``, ``learner``, ``check``)."""
+    import builtins
+
+    message = str(info.get("message", ""))
+    if info.get("check") == "NotAttempted":
+        return NotAttempted(message)
+    if info.get("check") == "CheckFailed":
+        return CheckFailed(message)
+    base = next((getattr(builtins, b) for b in info.get("bases", ())
+                 if isinstance(getattr(builtins, str(b), None), type) and issubclass(getattr(builtins, b), Exception)),
+                Exception)
+    if base not in _REMOTE_TYPES:
+        _REMOTE_TYPES[base] = type(base.__name__, (RemoteError, base), {"__module__": "builtins"})
+    exc = _REMOTE_TYPES[base](message)
+    exc.where = [str(line) for line in info.get("where", ())][:8]
+    exc.by_learner = bool(info.get("learner"))
+    name = str(info.get("type", base.__name__))
+    if name != base.__name__:
+        exc.args = (f"{message} ({name})",)
+    return exc
+
+
+def _calling() -> tuple[str, Any] | None:
+    """The exercise and refusals of the ``learner_call`` running now, or None."""
+    return _CALLING[-1] if _CALLING else None
+
+
+def around(helper: Callable[..., Any], fn: Callable[..., Any], *args: Any) -> Any:
+    """``helper(fn, *args)``: checker code that must run right next to the learner's function.
+
+    A checker that instruments the learner's function (hands it recording arrays, patches NumPy while
+    it runs) calls it through this. In a notebook it is just that call. When grading, the learner's
+    function lives in a process of its own (:mod:`npukit.teach.isolation`), where what the helper hands
+    it would not survive the crossing: there the helper runs in the learner's process, next to the
+    function, so it must be a module-level function of an ``npukit.teach`` module taking and returning
+    plain values and reporting a wrong use by raising :class:`CheckFailed`.
+
+    Examples
+    --------
+    >>> def twice(fn, x):
+    ...     return fn(fn(x))
+    >>> around(twice, lambda v: v + 1, 1)
+    3
+    """
+    if not callable(helper):
+        raise TypeError(f"helper must be callable (a checker's function), got {type(helper).__name__}")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable (your function), got {type(fn).__name__}")
+    if getattr(fn, "__npukit_remote__", False):
+        return fn.around(helper, *args)
+    return helper(fn, *args)
+
+
 def _rng(seed: int) -> np.random.Generator:
     """The checkers' random generator: ``seed``, mixed with the grading seed when one is set.
 
@@ -117,6 +213,15 @@ def _rng(seed: int) -> np.random.Generator:
     """
     seed = int(seed)
     return np.random.default_rng(seed if _GRADE_SEED is None else [seed, _GRADE_SEED])
+
+
+def _fresh_rng(seed: int) -> np.random.Generator:
+    """Cases drawn afresh on every run: from the grading seed when grading, from the OS's entropy otherwise.
+
+    For checks whose failure messages cannot name the failing case (yes/no answers), so that a run's
+    outcome says nothing about the next run's cases.
+    """
+    return _rng(seed) if _GRADE_SEED is not None else np.random.default_rng()
 
 
 def _set_grade_seed(seed: int | None) -> None:
@@ -193,17 +298,31 @@ def _call(name: str, fn: Callable[..., Any], args: tuple, forbidden: guard.Forbi
         if label is not None:
             raise CheckFailed(f"{name}: your function is {label} itself. This exercise asks you to write it "
                               "yourself; npukit's implementation and the checkers' references are off limits.")
-    result, seen, exc = guard.watch(fn, args, forbidden)
+    why = None
+    _CALLING.append((name, forbidden))
+    try:
+        result, seen, exc = guard.watch(fn, args, forbidden)
+    except RemoteForbidden as refusal:   # the learner's process saw it (grading)
+        if refusal.is_ is not None:
+            raise CheckFailed(f"{name}: your function is {refusal.is_} itself. This exercise asks you to write it "
+                              "yourself; npukit's implementation and the checkers' references are off limits.") from None
+        result, seen, exc, why = None, guard.Watch(), None, refusal.why
+        seen.called, seen.direct, seen.unhooked = refusal.called, refusal.direct, refusal.unhooked
+    finally:
+        _CALLING.pop()
     if exc is not None and seen.called is None and not seen.unhooked:
         if isinstance(exc, CheckFailed):
             raise exc
-        if isinstance(exc, NotImplementedError) and _raised_by_learner(exc.__traceback__):
+        remote = isinstance(exc, RemoteError)
+        if isinstance(exc, NotImplementedError) and (exc.by_learner if remote else _raised_by_learner(exc.__traceback__)):
             raise NotAttempted(f"{name}: not attempted yet (the function still raises NotImplementedError).") from None
-        where = _learner_lines(exc.__traceback__)
-        if not where:
+        where = exc.where if remote else _learner_lines(exc.__traceback__)
+        if not where and not remote:
             raise exc   # an error of the checker itself, not of the learner's code
         raise LearnerError(f"{name}: your function raised {type(exc).__name__}: {_clip(str(exc), 200)} "
                            f"(input: {_inputs(args)}).", where, exc) from None
+    if why is not None:
+        raise CheckFailed(f"{name}: your function tried {seen.called}, which is not allowed when grading: {why}.")
     if seen.unhooked:
         raise CheckFailed(f"{name}: your function replaced the check's profile hook (sys.setprofile); "
                           "a function under check may not do that.")
@@ -282,8 +401,8 @@ def _plain(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
         items = [_plain(v) for v in (tuple.__iter__(x) if isinstance(x, tuple) else list.__iter__(x))]
         return tuple(items) if isinstance(x, tuple) else items
-    if isinstance(x, np.generic):
-        return x
+    if isinstance(x, np.generic):   # a subclass's conversion methods must not run after the watch ends
+        return x if type(x).__module__ == "numpy" else np.asarray(x)[()]
     for kind, exact in ((int, int.__index__), (float, float.__float__), (str, str.__str__)):
         if isinstance(x, kind) and type(x) is not kind and type(x) is not bool:
             return exact(x)

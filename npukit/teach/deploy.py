@@ -15,7 +15,6 @@ failure names its seed; ``check_…(fn, seed=S)`` draws the same cases again.
 
 from __future__ import annotations
 
-import secrets
 import statistics
 import sys
 from typing import Any, Callable
@@ -23,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _check
+from . import core
 from .core import CheckFailed, learner_call
 
 __all__ = ["check_crossing_bytes", "check_reorder", "check_double_buffered", "check_speedup_prediction"]
@@ -38,9 +38,11 @@ def _forbid(*names: str) -> tuple:
 
 
 def _rng(seed: Any) -> tuple[np.random.Generator, int]:
-    """A generator for this call's cases: ``seed`` if given, a fresh one otherwise."""
-    seed = secrets.randbits(32) if seed is None else _check.integer(seed, "seed", minimum=0)
-    return np.random.default_rng(seed), seed
+    """A generator for this call's cases: ``seed`` if given; else one drawn from the grading seed when grading,
+    or a fresh one (the OS's entropy) in a notebook."""
+    if seed is None:
+        seed = int(core._fresh_rng(7000).integers(2**32))
+    return np.random.default_rng(_check.integer(seed, "seed", minimum=0)), seed
 
 
 def _call(name: str, fn: Callable[..., Any], *args: Any, forbid: tuple) -> Any:
@@ -210,8 +212,11 @@ def check_reorder(fn: Callable[[np.ndarray, str, str], np.ndarray], *, seed: int
 
     Examples
     --------
-    >>> check_reorder(lambda x, src, dst: np.ascontiguousarray(np.transpose(x, [src.index(c) for c in dst])))
-    ✓ reorder: 14 fresh cases agree with the reference.
+    >>> check_reorder(lambda x, src, dst: np.transpose(x, [src.index(c) for c in dst]), seed=1)   # a view
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: reorder: for x of shape (5, 6, 2) with src='abc', dst='cab': the values are right but the result is not C-contiguous: a Reorder writes a new buffer; np.transpose alone returns a strided view (np.ascontiguousarray copies).
+      (These cases came from seed 1; check_reorder(your_function, seed=1) draws them again.)
     """
     rng, seed = _rng(seed)
     name = "reorder"
@@ -447,13 +452,17 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
     measured speed-up from them itself. The prediction for this run passes if
     it is within ``rel_tol`` of the measurement; the message explains the gap.
     A prediction must come from the facts, not from the measurement: the same
-    function is then asked about 8 fresh situations (a new seed each call
-    unless ``seed`` is given: one stream with a light host step, several
-    streams with host and inference in balance, a host-bound job, and any
-    mix of 1–4 streams, host steps of 0.05–5 ms and inferences of 0.1–10 ms)
-    and must be within a quarter of the checker's own host-and-streams model
-    there, so no single number passes. Calling :mod:`npukit.deploy` is
-    refused.
+    function is then asked about 12 fresh situations (a new seed each call
+    unless ``seed`` is given; from the grading seed when grading) and must be
+    within a quarter of the checker's own host-and-streams model there, so no
+    single number passes: first four drawn from regions where each typical
+    wrong model misses by more than that (``_SEPARATING``: ×2, "the streams
+    do not matter", (h + t) / max(h, t), "no speed-up", "the host step is
+    hidden", min(streams, 2), ×streams, "the fills do not take turns",
+    "each request needs only its inference"), then one stream with a light
+    host step, several streams with host and inference in balance, a
+    host-bound job, and any mix of 1–4 streams, host steps of 0.05–5 ms and
+    inferences of 0.1–10 ms. Calling :mod:`npukit.deploy` is refused.
 
     Examples
     --------
@@ -489,7 +498,18 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
         raise CheckFailed(f"{name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f} (more than "
                           f"{rel_tol:.0%} apart).\n  {story} {gap}")
     rng, seed = _rng(seed)
-    for i in range(8):
+    for i in range(len(_SEPARATING) + 8):
+        if i < len(_SEPARATING):   # where each typical wrong model is off by more than a quarter
+            s, (h_low, h_high), (t_low, t_high) = _SEPARATING[i]
+            s, h, t = int(rng.choice(s)), float(rng.uniform(h_low, h_high)), float(rng.uniform(t_low, t_high))
+            want, got = _ideal_speedup(s, h, t), predicted(s, h, t)
+            if abs(got - want) > 0.25 * want:
+                raise CheckFailed(
+                    f"{name}: right for this run, but for {s} stream(s), a {h:.2f} ms host step and a {t:.2f} ms "
+                    f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A "
+                    f"prediction must follow from the facts, not from the measurement: {_SEPARATING_WHY[i]}"
+                    + _again("check_speedup_prediction", seed))
+            continue
         kind = ("one stream, light host", "streams and host in balance", "host-bound", "any")[i % 4]
         if kind == "one stream, light host":
             s, h, t = 1, float(rng.uniform(0.05, 0.5)), float(rng.uniform(2, 10))
@@ -507,4 +527,20 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
                 f"inference you predict ×{got:.2f} where the host-and-streams model gives ×{want:.2f}. A prediction "
                 "must follow from the facts, not from the measurement: which of the host, the two requests' "
                 "turns and the streams is the bottleneck?" + _again("check_speedup_prediction", seed))
-    print(f"✓ {name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f}; 8 fresh situations agree too.")
+    print(f"✓ {name}: you predicted ×{guess:.2f}, this run measured ×{measured:.2f}; "
+          f"{len(_SEPARATING) + 8} fresh situations agree too.")
+
+
+#: Regions of (streams, host ms, inference ms) where the typical wrong models miss the host-and-streams model
+#: by more than a quarter (tests/test_teach_deploy.py checks every point of each): ×2 or "the streams do not
+#: matter" (one stream, light host); (h + t) / max(h, t), "no speed-up" or "the host step is hidden" (two
+#: streams, host and inference of one order); min(streams, 2), ×streams or "the fills do not take turns"
+#: (host-bound); forgetting that each request still needs h + t per job (host a third of the inference).
+_SEPARATING: tuple = (((1,), (0.1, 0.3), (4.0, 6.0)), ((2,), (0.3, 0.6), (1.5, 2.5)), ((3, 4), (2.5, 3.5), (0.2, 0.4)),
+                      ((2,), (1.8, 2.2), (4.5, 5.5)))
+_SEPARATING_WHY = (
+    "With one stream only one inference runs at a time: a second request hides the host step, no more.",
+    "Two streams run two inferences at once, but each request still fills, then infers: one job per (h + t) / 2.",
+    "The fills take turns on the one host thread: when the host step is longer than the inference, it sets the pace.",
+    "Each request still needs a fill and an inference per job, so two requests give at most one job per (h + t) / 2.",
+)

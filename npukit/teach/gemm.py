@@ -22,9 +22,10 @@ import numpy as np
 
 from .. import _check
 from ..gemm import tiled_matmul as _library_tiled
-from .core import CheckFailed, _rng, check, learner_call
+from .core import CheckFailed, _rng, around, check, learner_call
 
 _clock = time.perf_counter  # the check's own timing, as it was when npukit.teach was imported
+_NDARRAY = np.ndarray       # as imported: while the learner's function runs, the grader stands in for np.ndarray
 
 __all__ = ["check_tiled_matmul", "check_schedule_traffic", "check_best_tile", "check_time_prediction"]
 
@@ -36,6 +37,11 @@ def _forbid() -> tuple:
     from .. import gemm
 
     return (gemm, _walk, _traffic, _optimum, _tiled_reference)
+
+
+#: What strips the tile watch off an array (a plain ndarray over the same numbers, whose products go
+#: unrecorded): the exercise needs none of it.
+_STRIPPING = (np.ndarray, np.ndarray.view, np.ndarray.tolist, np.ndarray.tobytes, np.lib.stride_tricks.as_strided)
 
 
 # ---- exercise 1: the tiled product --------------------------------------------------------
@@ -51,49 +57,49 @@ class _Watched(np.ndarray):
     The methods call nothing of this module: they run inside the learner's code.
     """
 
-    log: list = []
-    refused: tuple = ()
+    _log: list = []
+    _refused: tuple = ()
 
     @staticmethod
-    def plain(x: Any) -> Any:
-        return np.ndarray.view(x, np.ndarray) if isinstance(x, _Watched) else x
+    def _plain(x: Any) -> Any:
+        return _NDARRAY.view(x, _NDARRAY) if isinstance(x, _Watched) else x
 
     @staticmethod
-    def wrap(x: Any) -> Any:
-        if type(x) is np.ndarray:
-            return np.ndarray.view(x, _Watched)
+    def _wrap(x: Any) -> Any:
+        if type(x) is _NDARRAY:
+            return _NDARRAY.view(x, _Watched)
         if isinstance(x, (tuple, list)):
-            return type(x)(_Watched.wrap(v) for v in x)
+            return type(x)(_Watched._wrap(v) for v in x)
         return x
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        plain = tuple(_Watched.plain(x) for x in inputs)
+        plain = tuple(_Watched._plain(x) for x in inputs)
         if ufunc is np.matmul and method == "__call__":
-            _Watched.log.append(("product", np.shape(plain[0]), np.shape(plain[1])))
+            _Watched._log.append(("product", np.shape(plain[0]), np.shape(plain[1])))
         out = kwargs.get("out")
         if out is not None:
-            kwargs["out"] = tuple(_Watched.plain(x) for x in out)
+            kwargs["out"] = tuple(_Watched._plain(x) for x in out)
         result = getattr(ufunc, method)(*plain, **kwargs)
-        return (out[0] if len(out) == 1 else out) if out is not None else _Watched.wrap(result)
+        return (out[0] if len(out) == 1 else out) if out is not None else _Watched._wrap(result)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if func in _Watched.refused:
-            _Watched.log.append(("refused", f"np.{func.__name__}", None))
+        if func in _Watched._refused:
+            _Watched._log.append(("refused", f"np.{func.__name__}", None))
         elif func is np.dot:
-            _Watched.log.append(("product", np.shape(args[0]), np.shape(args[1])))
-        return _Watched.wrap(super().__array_function__(func, types, args, kwargs))
+            _Watched._log.append(("product", np.shape(args[0]), np.shape(args[1])))
+        return _Watched._wrap(super().__array_function__(func, types, args, kwargs))
 
     def dot(self, b: Any, out: Any = None) -> Any:  # type: ignore[override]
         return np.dot(self, b, out=out)
 
     def view(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        return _Watched.wrap(np.ndarray.view(self, *args, **kwargs))
+        return _Watched._wrap(_NDARRAY.view(self, *args, **kwargs))
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        return _Watched.wrap(np.ndarray.__array__(self, *args, **kwargs))
+        return _Watched._wrap(_NDARRAY.__array__(self, *args, **kwargs))
 
 
-_Watched.refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
+_Watched._refused = (np.einsum, np.tensordot, np.inner, np.vdot, np.kron, np.linalg.multi_dot)
 
 #: NumPy functions that turn any array into a plain ``ndarray``; while a check runs they keep watching.
 _STRIPPERS = ("asarray", "array", "ascontiguousarray", "asfortranarray", "copy", "frombuffer")
@@ -106,12 +112,12 @@ def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any
     def keeping(name: str) -> Callable:
         def convert(a: Any, *args: Any, **kwargs: Any) -> Any:
             out = real[name](a, *args, **kwargs)
-            return _Watched.wrap(out) if isinstance(a, _Watched) else out
+            return _Watched._wrap(out) if isinstance(a, _Watched) else out
 
         return convert
 
-    _Watched.log.clear()
-    wa, wb = (np.ndarray.__new__(_Watched, x.shape, x.dtype) for x in (A, B))  # owns its data: no .base to strip
+    _Watched._log.clear()
+    wa, wb = (_NDARRAY.__new__(_Watched, x.shape, x.dtype) for x in (A, B))  # owns its data: no .base to strip
     np.copyto(wa, A)
     np.copyto(wb, B)
     for name in _STRIPPERS:
@@ -122,7 +128,7 @@ def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any
         for name in _STRIPPERS:
             setattr(np, name, real[name])
     bm, bn, bk = tile
-    for kind, sa, sb in _Watched.log:
+    for kind, sa, sb in _Watched._log:
         if kind == "refused":
             raise CheckFailed(f"tiled matmul: your function called {sa}, which multiplies whole matrices in one "
                               "call. Multiply one A-tile by one B-tile at a time, with @ (or np.matmul, np.dot).")
@@ -133,7 +139,7 @@ def _watched_run(fn: Callable, A: np.ndarray, B: np.ndarray, tile: tuple) -> Any
                 f"tiled matmul: with tile (bm, bn, bk) = {tile} every product must be of an A-tile of at most "
                 f"{bm}×{bk} by a B-tile of at most {bk}×{bn}, but your function multiplied a {sa} by a {sb} array "
                 f"(A is {A.shape}, B is {B.shape}). Multiply one tile at a time.")
-    return np.asarray(got) if isinstance(got, np.ndarray) else got
+    return np.asarray(got) if isinstance(got, _NDARRAY) else got
 
 
 class _Product:
@@ -204,16 +210,19 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
 
     Examples
     --------
-    >>> def mine(A, B, tile):
+    >>> def overwrite(A, B, tile):   # = where the k-steps must add up
     ...     bm, bn, bk = tile
     ...     C = np.zeros((A.shape[0], B.shape[1]), A.dtype)
     ...     for i in range(0, A.shape[0], bm):
     ...         for j in range(0, B.shape[1], bn):
     ...             for p in range(0, A.shape[1], bk):
-    ...                 C[i:i + bm, j:j + bn] += A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
+    ...                 C[i:i + bm, j:j + bn] = A[i:i + bm, p:p + bk] @ B[p:p + bk, j:j + bn]
     ...     return C
-    >>> check_tiled_matmul(mine)
-    ✓ tiled matmul: 13 fresh cases agree with the reference.
+    >>> check_tiled_matmul(overwrite)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: tiled matmul: for A of shape (15, 18), B of shape (18, 19) and tile (24, 10, 5), C[0, 0] is ..., expected ... (285 of 285 elements differ).
+      Hint: C holds only the last k-step's product: each step must add into the C-tile (C[...] += ...), not overwrite it (C[...] = ...).
     """
     _check.function(fn, "fn")
     rng = _rng(4101)
@@ -226,9 +235,10 @@ def check_tiled_matmul(fn: Callable[[np.ndarray, np.ndarray, tuple], np.ndarray]
     cases.append((rng.standard_normal((3, 5)), rng.standard_normal((5, 4)), (1, 1, 1)))
 
     def learner(A: np.ndarray, B: np.ndarray, tile: tuple) -> Any:
-        return _watched_run(fn, A, B, tile)
+        return around(_watched_run, fn, A, B, tile)   # the watched arrays live where the learner's code runs
 
-    check("tiled matmul", learner, cases, _Product, compare=lambda got, want: want.judge(got), forbid=_forbid())
+    check("tiled matmul", learner, cases, _Product, compare=lambda got, want: want.judge(got),
+          forbid=_forbid() + _STRIPPING)
 
 
 # ---- exercise 2: the traffic of a schedule -------------------------------------------------
@@ -308,21 +318,12 @@ def check_schedule_traffic(fn: Callable[[int, int, int, tuple, str, int, int], t
 
     Examples
     --------
-    >>> import math
-    >>> def mine(M, N, K, tile, order, itemsize, line):
-    ...     size, step = {"m": M, "n": N, "k": K}, dict(zip("mnk", tile))
-    ...     trips = {d: math.ceil(size[d] / step[d]) for d in "mnk"}
-    ...     def r(deps):                   # how often each tile of an operand is loaded
-    ...         free = next(d for d in "mnk" if d not in deps)
-    ...         return trips[free] if any(trips[d] > 1 for d in order[order.index(free) + 1:]) else 1
-    ...     def lines(rows, cols, b):      # the lines of every tile row of one pass over a matrix
-    ...         per_row = sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
-    ...                       for p in range(0, cols, b))
-    ...         return rows * per_row * line
-    ...     a, b, c = lines(M, K, step["k"]), lines(K, N, step["n"]), lines(M, N, step["n"])
-    ...     return r("mk") * a + r("kn") * b + (r("mn") - 1) * c, r("mn") * c
-    >>> check_schedule_traffic(mine)
-    ✓ schedule traffic: 40 fresh cases agree with the reference.
+    >>> def once(M, N, K, tile, order, itemsize, line):   # every element loaded once, whatever the schedule
+    ...     return (M * K + K * N) * itemsize, M * N * itemsize
+    >>> check_schedule_traffic(once)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: schedule traffic: wrong answer for M=20, N=10, K=24, tile=(15, 14, 9), order='mnk', itemsize=1, line=16: reads should be 2048 bytes, got 720.
     """
     rng = _rng(4102)
     cases = []
@@ -423,19 +424,13 @@ def check_best_tile(fn: Callable[[int, int, int, int, int, int], tuple[int, int,
 
     Examples
     --------
-    >>> def mine(M, N, K, buffer_bytes, itemsize, line):   # try every tile: the matrices are small
-    ...     def moved(bm, bn, bk):                         # order mnk, lines per tile row
-    ...         def lines(cols, b):
-    ...             return sum((min(p + b, cols) * itemsize - 1) // line - p * itemsize // line + 1
-    ...                        for p in range(0, cols, b)) * line
-    ...         cm, cn, ck = -(-M // bm), -(-N // bn), -(-K // bk)
-    ...         r_a, r_b = (cn if ck > 1 else 1), (cm if cn > 1 or ck > 1 else 1)
-    ...         return r_a * M * lines(K, bk) + r_b * K * lines(N, bn) + M * lines(N, bn)
-    ...     tiles = [(a, b, c) for a in range(1, M + 1) for b in range(1, N + 1) for c in range(1, K + 1)
-    ...              if (a * c + c * b + a * b) * itemsize <= buffer_bytes]
-    ...     return min(tiles, key=lambda t: moved(*t))
-    >>> check_best_tile(mine)
-    ✓ best tile: 10 fresh cases agree with the reference.
+    >>> def largest(M, N, K, buffer_bytes, itemsize, line):   # the biggest cube that fits, not the least traffic
+    ...     side = max(s for s in range(1, max(M, N, K) + 1) if 3 * s * s * itemsize <= buffer_bytes)
+    ...     return min(side, M), min(side, N), min(side, K)
+    >>> check_best_tile(largest)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: best tile: wrong answer for M=2, N=9, K=5, buffer_bytes=11, itemsize=1, line=4: your tile (1, 1, 1) fits but moves 792 bytes; a tile that fits can move as few as 260.
     """
     rng = _rng(4103)
     cases = []
@@ -494,8 +489,11 @@ def check_time_prediction(fn: Callable[[], float], measured: float, *, n: int, t
 
     Examples
     --------
-    >>> check_time_prediction(lambda: 2.2e-3, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)
-    ✓ time prediction: you predicted 2.2 ms, the run measured 2 ms.
+    >>> check_time_prediction(lambda: 1.0, 2.0e-3, n=100, tile=(8, 8, 8), t_step=1e-6)   # seconds for ms
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: time prediction: you predicted 1e+03 ms, the run measured 2 ms (more than 35% apart).
+      Hint: ...
     """
     name = "time prediction"
     if isinstance(measured, bool) or not isinstance(measured, (int, float)) or not 0 < measured < math.inf:

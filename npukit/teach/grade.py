@@ -7,20 +7,24 @@ grades each submission like this:
    else the check calls it contains, else its file name);
 2. it takes **only the learner's solution cells** (matched by ``grade_id``,
    else by position among the cells tagged ``solution``, else by the function
-   they define) and puts them into a fresh copy of the instructor's notebook
-   from the course's ``labs/`` folder, so every check cell, and every step
-   between, is the instructor's, whatever the submission did to them;
-3. it runs that notebook top to bottom in a fresh kernel, with a time limit
-   per cell, continuing past errors, and with the secret grading seed
-   (``--seed`` or ``NPUKIT_GRADE_SEED``; a random one, printed, if neither is
-   given) so the checks draw cases the student has never seen;
-4. after every check cell it asks npukit, from inside the kernel, which check
-   actually ran and how it ended (a ledger kept by :mod:`npukit.teach.core`)
-   and whether anything was patched; a check cell that ended without error but
-   ran no genuine check (a replaced ``teach``) fails;
+   they define) and screens each (:mod:`npukit.teach.screen`): a cell that
+   reaches into the interpreter is refused, and its exercise fails with the
+   screen's message. Every other cell is the instructor's, from the course's
+   ``labs/`` folder, whatever the submission did to its own;
+3. it runs the lab in two processes (:mod:`npukit.teach.checking`): the
+   instructor's cells and checks in a checking process, the lab's cells with
+   the learner's solutions in a learner's process of its own
+   (:mod:`npukit.teach.learner`), each in a fresh folder, with a time limit
+   per cell and the secret grading seed (``--seed`` or ``NPUKIT_GRADE_SEED``;
+   a random one, printed, if neither is given), known to the checking process
+   only. Only data crosses between them (:mod:`npukit.teach.isolation`), so
+   nothing the learner's code makes can reach what decides the grade;
+4. it reads, from the checking process, which check each check cell ran and
+   how it ended (the ledger of :mod:`npukit.teach.core`);
 5. it reports each exercise as ``passed`` (its points), ``failed`` (0, with
-   the check's one-line message) or ``not attempted`` (0: the solution cell is
-   still the handout's), and a total.
+   the check's or the screen's one-line message) or ``not attempted`` (0: the
+   solution cell is still the handout's), and a total. A submission that is
+   the handout itself is reported without running anything.
 
 ``python -m npukit.teach metadata labs/`` writes nbgrader's cell metadata
 (``solution``, ``grade``, ``locked``, ``points``, ``grade_id``,
@@ -47,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from .. import _check
-from . import core, student
+from . import core, screen, student
 
 __all__ = ["DEFAULT_POINTS", "Exercise", "exercises", "set_metadata", "grade", "to_csv", "default_labs"]
 
@@ -62,8 +66,6 @@ DEFAULT_POINTS: dict[str, dict[str, int]] = {
 
 _CHECK_CALL = re.compile(r"\bteach\.(check_\w+)\s*\(")
 _DEF = re.compile(r"^(?:def\s+(\w+)\s*\(|(\w+)\s*=)", re.M)
-_VERDICT = "NPUKIT-VERDICT "
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -259,112 +261,114 @@ def _normal(src: str | None) -> str:
     return "\n".join(line.rstrip() for line in (src or "").strip().splitlines() if line.strip())
 
 
-def _grading_notebook(lab: _Lab, sources: dict[str, str | None]) -> tuple[dict, dict[str, int]]:
-    """The instructor's notebook with the learner's solutions in and a verdict cell after each check."""
-    nb = copy.deepcopy(lab.nb)
-    nb.get("metadata", {}).pop("widgets", None)
-    for ex in lab.exercises:
-        src = sources.get(ex.id)
-        nb["cells"][ex.solution]["source"] = lab.stubs[ex.id] if src is None else src
-    cells, verdicts = [], {}
-    prelude = "import npukit.teach.grade as _npukit_grade\n_npukit_grade._verdict('')"
-    cells.append({"cell_type": "code", "id": "npukit-grade-prelude", "metadata": {}, "source": prelude,
-                  "outputs": [], "execution_count": None})
-    checks = {ex.check: ex for ex in lab.exercises}
-    for i, cell in enumerate(nb["cells"]):
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-        cells.append(cell)
-        if i in checks:
-            verdicts[checks[i].id] = len(cells)
-            cells.append({"cell_type": "code", "id": f"npukit-verdict-{i}", "metadata": {}, "outputs": [],
-                          "execution_count": None,
-                          "source": f"__import__('npukit.teach.grade').teach.grade._verdict({checks[i].checker!r})"})
-    nb["cells"] = cells
-    return nb, verdicts
+def _plan(lab: _Lab, sources: dict[str, str], seed: int, timeout: float, learner_dir: str) -> dict:
+    """What the checking process runs: every code cell of the instructor's notebook, solutions replaced."""
+    solution_at = {ex.solution: ex for ex in lab.exercises}
+    checks = {ex.check for ex in lab.exercises}
+    cells = []
+    for i, cell in enumerate(lab.nb["cells"][:max(checks) + 1]):   # what comes after the last check grades nothing
+        if cell.get("cell_type") != "code":
+            continue
+        if i in solution_at:
+            names, imports = _defined(_source(cell))
+            cells.append({"index": i, "kind": "solution", "source": sources[solution_at[i].id], "names": names,
+                          "imports": imports})
+        else:
+            cells.append({"index": i, "kind": "check" if i in checks else "lab", "source": _source(cell)})
+    return {"lab": lab.name, "seed": int(seed), "timeout": float(timeout), "learner_dir": learner_dir, "cells": cells}
 
 
-_last = [0]
+def _defined(source: str) -> tuple[list[str], str]:
+    """What the instructor's solution cell gives the rest of the lab: the names it defines or assigns at
+    its top level, and its import statements (the checking process imports those itself).
+
+    Only these names of the learner's cell are bound in the checking process: a learner's cell that also
+    assigns a lab variable (``machine = …``) changes the learner's process, not the checks' context.
+
+    Examples
+    --------
+    >>> _defined("from numpy.lib.stride_tricks import as_strided\\n\\ndef im2col_view(x, k, s):\\n    pass\\n")
+    (['im2col_view'], 'from numpy.lib.stride_tricks import as_strided')
+    """
+    import ast
+
+    tree = ast.parse(source)
+    names: list[str] = []
+    imports = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(ast.unparse(node))
+    return list(dict.fromkeys(names)), "\n".join(imports)
 
 
-def _verdict(checker: str) -> None:
-    """Run in the grading kernel after a check cell: print what ran, how it ended, what was patched."""
-    import npukit.teach
+def _run_checking(plan: dict, work: pathlib.Path, timeout: float) -> dict:
+    """Run the checking process (npukit.teach.checking) on ``plan`` in ``work``; its result, or what went wrong."""
+    (work / "checking").mkdir(parents=True)
+    plan_path, result_path = work / "checking" / "plan.json", work / "checking" / "result.json"
+    fd = os.open(plan_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(plan, f)
+    limit = timeout * (len(plan["cells"]) + 4)
+    env = {k: v for k, v in os.environ.items() if k != core.GRADE_SEED_ENV and not k.startswith("PLOTLY_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    with open(work / "checking" / "checking.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "npukit.teach.checking", str(plan_path), str(result_path)],
+                                cwd=work / "checking", env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+    result = {"cells": []}
+    if result_path.exists():
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+    if proc.returncode not in (0, None) and not result.get("fatal"):
+        result["fatal"] = (f"the grading run stopped (exit status {proc.returncode}) after "
+                           f"{len(result['cells'])} of {len(plan['cells'])} cells")
+    return result
 
-    entries = core._ledger_since(_last[0])
-    _last[0] = len(core._LEDGER)
-    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
-    user = shell.user_ns.get("teach") if shell is not None else None
-    report = {"checker": checker, "entries": entries, "tampering": npukit.teach.guard.tampering()[:3],
-              "teach": user is None or user is sys.modules.get("npukit.teach"), "seed": core._grade_seed_digest()}
-    print(_VERDICT + json.dumps(report))
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
-def _outputs_text(cell: dict) -> str:
-    return "".join(_source({"source": o.get("text", "")}) for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream")
-
-
-def _error(cell: dict) -> tuple[str, str] | None:
-    for o in cell.get("outputs", []):
-        if o.get("output_type") == "error":
-            value = _ANSI.sub("", str(o.get("evalue", ""))).strip().splitlines()
-            return str(o.get("ename", "")), value[0] if value else ""
-    return None
-
-
-def _judge(ex: Exercise, run: dict, check_cell: dict, verdict_cell: dict | None, learner: str | None,
-           stub: str, seed_digest: str) -> dict[str, Any]:
+def _judge(ex: Exercise, cells: dict[int, dict], fatal: str | None, learner: str | None, stub: str,
+           refused: list[str]) -> dict[str, Any]:
     result = {"id": ex.id, "status": "failed", "points": 0, "max_points": ex.points, "message": ""}
-    lines = [line for line in _outputs_text(verdict_cell or {}).splitlines() if line.startswith(_VERDICT)]
-    verdict = json.loads(lines[0][len(_VERDICT):]) if len(lines) == 1 else None   # two: someone else printed one
-    ran = [e for e in (verdict or {}).get("entries", []) if e.get("check") == ex.checker]
-    error = _error(check_cell)
-    if verdict is None:
-        result["message"] = run.get("fatal") or "the grader could not read this check's outcome"
+    check, solution = cells.get(ex.check), cells.get(ex.solution) or {}
+    ran = [e for e in (check or {}).get("ledger", []) if e.get("check") == ex.checker]
+    if refused:
+        result["message"] = f"refused before it ran: {refused[0]}" + (f" (and {len(refused) - 1} more)"
+                                                                       if len(refused) > 1 else "")
+    elif check is None:
+        result["message"] = fatal or "the grading run ended before this check"
     elif ran:
         result["status"], result["message"] = ran[-1]["status"], ran[-1]["message"]
-    elif error:
-        result["message"] = f"{error[0]}: {error[1]}" if error[0] not in ("CheckFailed", "NotAttempted") else error[1]
+    elif check.get("error"):
+        error = check["error"]
+        result["message"] = (error["message"] if error["type"] in ("CheckFailed", "NotAttempted")
+                             else f"{error['type']}: {error['message']}")
     else:
-        result["message"] = f"the check cell ran no check (teach.{ex.checker} or teach was replaced)"
-    if result["status"] == "passed" and verdict is not None:
-        if verdict.get("tampering"):
-            result.update(status="failed", message=f"{verdict['tampering'][0]} after npukit.teach was imported")
-        elif not verdict.get("teach", True):
-            result.update(status="failed", message="the name teach was rebound to something else than npukit.teach")
-        elif verdict.get("seed") != seed_digest:
-            result.update(status="failed", message="the grading seed was changed by the notebook")
-    if result["status"] != "passed" and (learner is None or _normal(learner) == _normal(stub)):
+        result["message"] = "the check cell ran no check"
+    if result["status"] == "failed" and solution.get("refused") and not refused:
+        first = solution["refused"][0]
+        result["message"] += f" (the solution cell tried {first.get('detail')}: {first.get('why')})"
+    if not refused and result["status"] != "passed" and (learner is None or _normal(learner) == _normal(stub)):
         result.update(status="not attempted", message="not attempted yet")
     if result["status"] == "passed":
         result["points"] = ex.points
     return result
-
-
-def _execute(nb: dict, labs_dir: pathlib.Path, seed: int, timeout: float) -> dict:
-    """Execute ``nb`` in a fresh kernel with the grading seed; return run information."""
-    import nbclient
-    import nbformat
-
-    from .._jupyter import patch_zmq_polling
-
-    patch_zmq_polling()   # notebooks with live widgets would otherwise stall to the cell timeout now and then
-    node = nbformat.reads(json.dumps(nb), as_version=4)   # sources as strings, as nbclient wants them
-    client = nbclient.NotebookClient(node, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                     interrupt_on_timeout=True, resources={"metadata": {"path": str(labs_dir)}})
-    env = dict(os.environ)
-    env[core.GRADE_SEED_ENV] = str(seed)
-    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    info: dict[str, Any] = {}
-    try:
-        client.execute(env=env, stderr=subprocess.DEVNULL)   # the kernel's own warnings are not the grade
-    except nbclient.exceptions.DeadKernelError:
-        info["fatal"] = "the kernel died while running the notebook"
-    except Exception as exc:   # e.g. a cell that could not be interrupted after its timeout
-        info["fatal"] = f"the notebook could not be run to the end ({type(exc).__name__}: {exc})"
-    info["nb"] = json.loads(nbformat.writes(node))
-    return info
 
 
 def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Path | None = None, *,
@@ -383,7 +387,8 @@ def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Pat
     timeout : float
         Seconds allowed to each cell.
     keep : path, optional
-        A folder to write the executed grading notebooks to, for inspection.
+        A folder to write, per submission, the executed grading notebook (what each cell printed and
+        raised, in the process it ran in) and the two processes' logs, for inspection.
     lab : str, optional
         The lab's name (``01_tensors``) for every submission, instead of telling it from the notebook.
 
@@ -443,7 +448,9 @@ def _expand(submissions: Iterable[Any]) -> list[pathlib.Path]:
 
 
 def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, seed: int, timeout: float,
-               keep: pathlib.Path | None) -> dict[str, Any]:
+               keep: pathlib.Path | None, *, screening: bool = True) -> dict[str, Any]:
+    import tempfile
+
     try:
         sub = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -453,27 +460,54 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
     if lab is None:
         print(f"{path}: could not tell which lab this is (pass --lab); scored 0", file=sys.stderr)
         return {"submission": str(path), "lab": None, "score": 0, "max_score": 0, "exercises": []}
-    sources = _learner_sources(sub, lab)
-    nb, verdict_at = _grading_notebook(lab, sources)
-    run = _execute(nb, lab.folder, seed, timeout)
-    executed = run["nb"]
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-        _write_notebook(keep / f"{path.stem}.graded.ipynb", executed)
-    digest = _seed_digest(seed)
-    exs = []
-    for ex in lab.exercises:
-        check_cell = executed["cells"][verdict_at[ex.id] - 1]
-        exs.append(_judge(ex, run, check_cell, executed["cells"][verdict_at[ex.id]], sources[ex.id],
-                          lab.stubs[ex.id], digest))
+    learner = _learner_sources(sub, lab)
+    refused = {ex.id: (screen.refusals(learner[ex.id]) if screening and learner[ex.id] is not None else [])
+               for ex in lab.exercises}
+    sources = {ex.id: lab.stubs[ex.id] if learner[ex.id] is None or refused[ex.id] else learner[ex.id]
+               for ex in lab.exercises}
+    run: dict[str, Any] = {"cells": []}
+    if any(_normal(sources[ex.id]) != _normal(lab.stubs[ex.id]) for ex in lab.exercises):   # else nothing to run
+        with tempfile.TemporaryDirectory(prefix="npukit-grade-") as tmp:
+            work = pathlib.Path(tmp)
+            (work / "learner").mkdir()
+            plan = _plan(lab, sources, seed, timeout, str(work / "learner"))
+            run = _run_checking(plan, work, timeout)
+            if keep is not None:
+                _keep(keep, path, lab, plan, run, work)
+    cells = {int(c["index"]): c for c in run.get("cells", [])}
+    exs = [_judge(ex, cells, run.get("fatal"), learner[ex.id], lab.stubs[ex.id], refused[ex.id])
+           for ex in lab.exercises]
     return {"submission": str(path), "lab": lab.name, "score": sum(e["points"] for e in exs),
             "max_score": sum(e.points for e in lab.exercises), "exercises": exs}
 
 
-def _seed_digest(seed: int) -> str:
-    import hashlib
-
-    return hashlib.sha256(repr(int(seed)).encode()).hexdigest()[:16]
+def _keep(keep: pathlib.Path, path: pathlib.Path, lab: _Lab, plan: dict, run: dict, work: pathlib.Path) -> None:
+    """Write the grading notebook as it ran (each cell's output, in the process it ran in) and the logs."""
+    keep.mkdir(parents=True, exist_ok=True)
+    nb = copy.deepcopy(lab.nb)
+    nb.get("metadata", {}).pop("widgets", None)
+    ran = {int(c["index"]): c for c in run.get("cells", [])}
+    planned = {c["index"]: c for c in plan["cells"]}
+    for i, cell in enumerate(nb["cells"]):
+        if cell.get("cell_type") != "code" or i not in planned:
+            continue
+        cell["source"] = planned[i]["source"]
+        cell["execution_count"], cell["outputs"] = None, []
+        record = ran.get(i)
+        if record is None:
+            continue
+        where = "learner's process" if planned[i]["kind"] == "solution" else "checking process"
+        text = f"[{where}]\n" + (record.get("stdout") or "")
+        cell["outputs"].append({"output_type": "stream", "name": "stdout", "text": text})
+        if record.get("error"):
+            e = record["error"]
+            cell["outputs"].append({"output_type": "error", "ename": e.get("type", ""), "evalue": e.get("message", ""),
+                                    "traceback": list(e.get("where", []))})
+    stem = "_".join(p for p in (path.parent.name, path.stem) if p)   # alice/01_tensors -> alice_01_tensors
+    _write_notebook(keep / f"{stem}.graded.ipynb", nb)
+    for name in ("checking/checking.log", "checking/learner.log"):
+        if (work / name).exists():
+            (keep / f"{stem}.{pathlib.Path(name).stem}.log").write_bytes((work / name).read_bytes())
 
 
 def to_csv(results: Sequence[dict[str, Any]]) -> str:

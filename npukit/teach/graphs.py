@@ -67,13 +67,16 @@ def check_conv_macs(fn: Callable[[tuple, tuple, int, int, int, int], int]) -> No
 
     Examples
     --------
-    >>> def mine(x_shape, w_shape, stride, pad, dilation, group):
+    >>> def no_dilation(x_shape, w_shape, stride, pad, dilation, group):   # a dilated kernel taken as dense
     ...     (n, _, h, w), (c_out, c_in_g, kh, kw) = x_shape, w_shape
-    ...     ho = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
-    ...     wo = (w + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    ...     ho, wo = (h + 2 * pad - kh) // stride + 1, (w + 2 * pad - kw) // stride + 1
     ...     return n * c_out * ho * wo * c_in_g * kh * kw
-    >>> check_conv_macs(mine)
-    ✓ conv MACs: 40 fresh cases agree with the reference.
+    >>> check_conv_macs(no_dilation)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: conv MACs: wrong answer for input ((1, 37, 38, 12), (37, 1, 3, 3), 1, 3, 2, 37).
+      expected 186480, got 223776.
+      Hint: that is the count without dilation: a dilated kernel reaches dilation × (k − 1) + 1 pixels.
     """
     rng = _rng(3101)
     cases = []
@@ -135,8 +138,12 @@ def check_attainable(fn: Callable[[float, float, float, float], float]) -> None:
 
     Examples
     --------
-    >>> check_attainable(lambda f, b, p, bw: min(p, bw * f / b))
-    ✓ attainable: 40 fresh cases agree with the reference.
+    >>> check_attainable(lambda flops, nbytes, peak, bandwidth: bandwidth * flops / nbytes)   # no flat roof
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: attainable: wrong answer for input (...).
+      expected ..., got ....
+      Hint: this kernel's intensity is 112 FLOP/byte and the ridge is at 60.4 FLOP/byte: a compute-bound kernel.
     """
     rng = _rng(3102)
     cases = []
@@ -213,11 +220,13 @@ def check_fold_bn(fn: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
 
     Examples
     --------
-    >>> def fold(W, b, gamma, beta, mean, var, eps):
-    ...     s = gamma / np.sqrt(var + eps)
+    >>> def no_eps(W, b, gamma, beta, mean, var, eps):
+    ...     s = gamma / np.sqrt(var)
     ...     return W * s[:, None, None, None], (b - mean) * s + beta
-    >>> check_fold_bn(fold)
-    ✓ fold BN: 12 fresh cases agree with the reference.
+    >>> check_fold_bn(no_eps)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: fold BN: wrong answer for a grouped 3×3 layer, ...; W_folded leaves eps = 0.001 out of the scale (it matters when a channel's variance is small).
     """
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
@@ -299,11 +308,12 @@ def check_live_peak(fn: Callable[[list], int]) -> None:
 
     Examples
     --------
-    >>> def mine(tensors):
-    ...     steps = {s for _, first, last in tensors for s in (first, last)}
-    ...     return max((sum(size for size, f, l in tensors if f <= s <= l) for s in steps), default=0)
-    >>> check_live_peak(mine)
-    ✓ live peak: 30 fresh cases agree with the reference.
+    >>> check_live_peak(lambda tensors: sum(size for size, first, last in tensors))   # all alive at once
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: live peak: wrong answer for input ([(100, 0, 1), (50, 1, 2), (80, 2, 3)]).
+      expected 150, got 230.
+      Hint: that is every tensor's size added up: two tensors whose lifetimes do not overlap can use the same bytes.
     """
     rng = _rng(3104)
     cases = [([],), ([(64, 3, 3)],), ([(100, 0, 1), (50, 1, 2), (80, 2, 3)],)]

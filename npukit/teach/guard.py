@@ -13,9 +13,11 @@ get them without code of their own:
   code objects (Python) or identity (built-ins), so an alias imported earlier
   (``from npukit.gemm import tiled_matmul as mm``) or a copy of the function
   object is caught too, wherever the learner's code found it (a module
-  attribute, its globals, a closure). Calls the checker itself makes while
-  the learner's function is on the stack (a wrapper calling a reference) are
-  not the learner's and are allowed. A few calls are refused from any
+  attribute, its globals, a closure). Calls the checker's own code makes
+  while the learner's function is on the stack (a wrapper calling a
+  reference, a stand-in the learner's code calls) are not the learner's and
+  are allowed: a call is the learner's when, walking out from it, the
+  learner's code comes before any of the checker's. A few calls are refused from any
   learner: looking at the checker's frames (``sys._getframe``,
   ``inspect.stack``), replacing the profile hook, starting threads.
 * **The seal** (:func:`seal`). When ``npukit.teach`` has been imported, the
@@ -29,8 +31,11 @@ get them without code of their own:
 No in-process check is a sandbox: a learner who reads this module can still
 find ways around it. What it guarantees is that the common shortcuts (calling
 the library, patching the checker, reading the checker's frames) fail with a
-message that says what happened. The grader (:mod:`npukit.teach.grade`)
-adds what only an outside observer can check.
+message that says what happened. The grader (:mod:`npukit.teach.grade`) does
+not rely on it for the grade: it runs the learner's code in a process of its
+own and the checks in another (:mod:`npukit.teach.isolation`); there the
+watch runs in the learner's process, where an audit hook keeps it from being
+turned off (:mod:`npukit.teach.learner`).
 
 See the instructor guide, "Grading" (chapters/instructor.md).
 """
@@ -94,6 +99,7 @@ class Forbidden:
         self.method: dict[tuple[type, str], str] = {}  # (class, name) of a built-in method -> readable name
         self.numpy: dict[str, str] = {}         # name of a NumPy dispatcher around a C function -> readable name
         self._keep: list[Any] = []              # keeps the ids above valid
+        self.paths: list[str] = []              # where each item given to forbidden_of can be imported
 
     def add(self, obj: Any, label: str | None = None) -> None:
         """Forbid ``obj``: a function, a class (its methods), a module (its functions and classes)."""
@@ -252,9 +258,13 @@ def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, 
     match_code, teach_code, numpy_names = forbid.code, teach.code, forbid.numpy
 
     def from_user(frame: Any) -> bool:
+        """Made by the learner's code: walking out from ``frame``, a user frame comes before a checker's."""
         f = frame
         while f is not None and f is not stop:
-            if _is_user_file(f.f_code.co_filename):
+            filename = f.f_code.co_filename
+            if filename.startswith(_TEACH_DIR):
+                return False     # a checker's stand-in or the grader's channel, called by the learner's code
+            if _is_user_file(filename):
                 return True
             f = f.f_back
         return False
@@ -278,7 +288,9 @@ def watch(fn: Callable[..., Any], args: tuple, forbid: Forbidden) -> tuple[Any, 
                 seen.called = label
             else:
                 label = direct.match_c_call(arg) if _is_user_file(frame.f_code.co_filename) else None
-                label = label or (anywhere.match_c_call(arg) if from_user(frame) else None)
+                if label is None:   # the cheap lookup first: walking the stack for every C call is slow
+                    label = anywhere.match_c_call(arg)
+                    label = label if label is not None and from_user(frame) else None
                 if label is not None:
                     seen.called, seen.direct = label, True
 
@@ -415,8 +427,31 @@ def tampering() -> list[str]:
 
 
 def forbidden_of(items: Iterable[Any]) -> Forbidden:
-    """A :class:`Forbidden` holding ``items`` (functions, classes, modules, built-ins)."""
+    """A :class:`Forbidden` holding ``items`` (functions, classes, modules, built-ins).
+
+    Its ``paths`` name each item where another process can import it (``"numpy:shares_memory"``,
+    ``"npukit.tensors"``), so that the grader's learner process can forbid the same things.
+    """
     out = Forbidden()
     for item in items:
         out.add(item)
+        path = _path_of(item)
+        if path is not None and path not in out.paths:
+            out.paths.append(path)
     return out
+
+
+def _path_of(item: Any) -> str | None:
+    """``"module:qualified.name"`` of a function, class or method, the name of a module, or None."""
+    if isinstance(item, types.ModuleType):
+        return item.__name__
+    owner = getattr(item, "__objclass__", None)
+    if isinstance(owner, type):
+        module, qualname = owner.__module__, f"{owner.__qualname__}.{item.__name__}"
+    else:
+        module = getattr(item, "__module__", None) or ("builtins" if isinstance(item, types.BuiltinFunctionType)
+                                                       else None)
+        qualname = getattr(item, "__qualname__", None) or getattr(item, "__name__", None)
+    if not module or not qualname or "<" in qualname:
+        return None
+    return f"{module}:{qualname}"

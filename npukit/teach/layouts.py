@@ -71,12 +71,14 @@ def check_to_blocked(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
 
     Examples
     --------
-    >>> def mine(x, block):
+    >>> def no_copy(x, block):   # the values are right, the bytes still in NCHW order
     ...     n, c, h, w = x.shape
     ...     padded = np.pad(x, ((0, 0), (0, -c % block), (0, 0), (0, 0)))
-    ...     return np.ascontiguousarray(padded.reshape(n, -1, block, h, w).transpose(0, 1, 3, 4, 2))
-    >>> check_to_blocked(mine)
-    ✓ to_blocked: 40 fresh cases agree with the reference.
+    ...     return padded.reshape(n, -1, block, h, w).transpose(0, 1, 3, 4, 2)
+    >>> check_to_blocked(no_copy)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: to_blocked: for an input of shape (3, 18, 1, 2) the values are right, but the answer has strides (144, 24, 8, 4, 8): it is not C-contiguous. ...
     """
     _check.function(fn, "fn")
     rng = _rng(1201)
@@ -97,11 +99,14 @@ def check_from_blocked(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None
 
     Examples
     --------
-    >>> def mine(xb, block, channels):
+    >>> def padding_kept(xb, block, channels):   # forgets to drop the padding channels
     ...     n, cb, h, w, _ = xb.shape
-    ...     return np.ascontiguousarray(xb.transpose(0, 1, 4, 2, 3).reshape(n, cb * block, h, w)[:, :channels])
-    >>> check_from_blocked(mine)
-    ✓ from_blocked: 40 fresh cases agree with the reference.
+    ...     return np.ascontiguousarray(xb.transpose(0, 1, 4, 2, 3).reshape(n, cb * block, h, w))
+    >>> check_from_blocked(padding_kept)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: from_blocked: wrong answer for input (float32 array of shape (2, 9, 5, 6, 4), 4, 35).
+      expected an array of shape (2, 35, 5, 6), got one of shape (2, 36, 5, 6).
     """
     _check.function(fn, "fn")
     rng = _rng(1202)
@@ -147,7 +152,8 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
     stride 1–3; half of them are "channels last" (NCHW shape, NHWC bytes, as
     ``x.transpose(0, 3, 1, 2)`` of an NHWC array), so the strides must come
     from ``x.strides``, not from its shape. Reference: two loops over output
-    positions copying each patch.
+    positions copying each patch. ``sliding_window_view``, which makes the
+    windows in one call, is refused, and so is :mod:`npukit.layouts`.
 
     A hint about the strides is added only when the answer is exactly what
     strides computed from the shape give.
@@ -155,13 +161,15 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
     Examples
     --------
     >>> from numpy.lib.stride_tricks import as_strided
-    >>> def mine(x, k, stride):
+    >>> def writeable(x, k, stride):   # leaves the overlapping patches writeable
     ...     n, c, h, w = x.shape
     ...     sn, sc, sh, sw = x.strides
     ...     return as_strided(x, shape=(n, (h - k) // stride + 1, (w - k) // stride + 1, c, k, k),
-    ...                       strides=(sn, sh * stride, sw * stride, sc, sh, sw), writeable=False)
-    >>> check_im2col_view(mine)
-    ✓ im2col as a view: 30 fresh cases agree with the reference.
+    ...                       strides=(sn, sh * stride, sw * stride, sc, sh, sw))
+    >>> check_im2col_view(writeable)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: im2col as a view: the result is writeable; pass writeable=False to as_strided (the patches overlap, so one write would change several patches)
     """
     _check.function(fn, "fn")
     rng = _rng(1203)
@@ -202,7 +210,8 @@ def check_im2col_view(fn: Callable[[np.ndarray, int, int], np.ndarray]) -> None:
                     "computed from the shape give; take the strides from x.strides.")
         return None
 
-    check("im2col as a view", learner, cases, _patches_by_loops, rtol=0, atol=0, hint=hint, forbid=_library())
+    check("im2col as a view", learner, cases, _patches_by_loops, rtol=0, atol=0, hint=hint,
+          forbid=_library() + (np.lib.stride_tricks.sliding_window_view,))   # the windows in one call
 
 
 def _transpose_is_free(shape, perm) -> bool:
@@ -226,11 +235,11 @@ def check_stays_view(fn: Callable[[tuple, tuple], bool]) -> None:
 
     Examples
     --------
-    >>> def mine(shape, perm):
-    ...     moved = [p for p in perm if shape[p] != 1]
-    ...     return moved == sorted(moved)
-    >>> check_stays_view(mine)
-    ✓ stays a view: 60 fresh cases agree with the reference.
+    >>> check_stays_view(lambda shape, perm: list(perm) == sorted(perm))   # forgets the length-1 axes
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: stays a view: wrong answer for input ((1, 2, 4, 1), (1, 3, 0, 2)).
+      expected True, got False.
     """
     rng = _rng(1204)
     cases = []
@@ -246,4 +255,4 @@ def check_stays_view(fn: Callable[[tuple, tuple], bool]) -> None:
 
     check("stays a view", fn, cases, _transpose_is_free, compare=compare,
           forbid=_library() + (np.shares_memory, np.may_share_memory, np.empty, np.zeros, np.ones, np.full,
-                               np.ascontiguousarray, np.ndarray.transpose, np.transpose))
+                               np.ascontiguousarray, np.ndarray.transpose, np.transpose, np.ndarray))

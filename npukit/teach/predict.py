@@ -54,8 +54,10 @@ def check_alignment_prediction(predicted: Any, census: Mapping[int, int], *, ali
 
     Examples
     --------
-    >>> check_alignment_prediction(1 / 8, {16: 200, 32: 100, 64: 50, 128: 25, 256: 25})
-    ✓ alignment: you predicted 12.5% of the arrays 128-byte aligned; this run measured 12.5%.
+    >>> check_alignment_prediction(0.5, {16: 200, 32: 100, 64: 50, 128: 25, 256: 25})
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: alignment: you predicted 50.0% of the arrays 128-byte aligned; this run measured 12.5%, more than 6% apart. Why: malloc promises only 16-byte alignment, so a share of 128-byte aligned arrays above 16/128 = 12.5% needs luck the allocator does not give.
     """
     if not isinstance(census, Mapping) or not census:
         raise TypeError(f"census must be a non-empty mapping of alignment -> count, got {type(census).__name__}")
@@ -105,8 +107,10 @@ def check_conversion_prediction(predicted: Any, conversion: Any, *, tolerance: f
     --------
     >>> from npukit.layouts import Conversion
     >>> c = Conversion((16, 1, 28, 28), "NCHW", "NHWC", "float32", 50176, 1.1e-6, 1e-6, 1e-7)
-    >>> check_conversion_prediction(1.0, c)
-    ✓ conversion: you predicted 1.00× a copy's time; this run measured 1.10×.
+    >>> check_conversion_prediction(0.3, c)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: conversion: you predicted 0.30× a copy's time; this run measured 1.10× for 16×1×28×28 NCHW→NHWC. Why: a conversion moves the same bytes as a plain copy, in a less friendly order: it cannot be cheaper than one.
     """
     from ..layouts import Conversion, conversion_is_free
 

@@ -399,7 +399,7 @@ def _sealed(fn: Callable[[], Any]) -> Callable[[], Any]:
     import types
 
     if not isinstance(fn, types.FunctionType):
-        return fn
+        return fn   # graded (a Remote): it runs in the learner's process, against the notebook before the measurement
     if fn.__closure__:
         raise CheckFailed("prediction: write my_prediction as a plain function that returns your number")
     sealed = types.FunctionType(fn.__code__, {"__builtins__": builtins, "np": np}, fn.__name__, fn.__defaults__)

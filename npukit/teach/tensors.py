@@ -15,14 +15,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import CheckFailed, _rng, _same, check, learner_call
+from .core import CheckFailed, _fresh_rng, _rng, _same, check, learner_call
 
 
 _DTYPES = ("int8", "uint8", "float16", "int16", "float32", "int32", "float64", "int64", "complex128")
 
 
-#: The operations of lab 1's "view or copy?" exercise, applied to an NCHW
-#: float32 batch ``x`` (C-contiguous, every axis of length >= 2).
+#: Lab 1's "view or copy?" exercise, one operation of each of its fifteen forms,
+#: applied to an NCHW float32 batch ``x`` (C-contiguous, every axis of length
+#: >= 2). The check asks about operations of these forms with other indices,
+#: steps, axes, dtypes and numbers, drawn afresh each run (:func:`_view_or_copy_ops`),
+#: so an answer must follow the rules, not a table of these strings.
 VIEW_OR_COPY_OPS: tuple[str, ...] = (
     "x[0]",
     "x[:, 1]",
@@ -45,7 +48,7 @@ VIEW_OR_COPY_OPS: tuple[str, ...] = (
 #: expression, building the array and asking NumPy whether memory is shared.
 _MEASURING = (np.shares_memory, np.may_share_memory, np.lib.stride_tricks.as_strided, builtins.eval, builtins.exec,
               builtins.compile, np.empty, np.zeros, np.ones, np.full, np.ndarray.reshape, np.reshape,
-              np.ascontiguousarray)
+              np.ascontiguousarray, np.ndarray)   # np.ndarray: constructing one (np.ndarray(shape, buffer=, strides=))
 
 
 def _library() -> tuple:
@@ -91,13 +94,17 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
 
     Examples
     --------
-    >>> def mine(shape, itemsize, order="C"):
-    ...     strides, step = [0] * len(shape), itemsize
+    >>> def in_elements(shape, itemsize, order="C"):   # a common slip: strides counted in elements
+    ...     strides, step = [0] * len(shape), 1
     ...     for k in (reversed(range(len(shape))) if order == "C" else range(len(shape))):
     ...         strides[k], step = step, step * shape[k]
     ...     return tuple(strides)
-    >>> check_strides(mine)
-    ✓ strides: 40 fresh cases agree with the reference.
+    >>> check_strides(in_elements)
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: strides: wrong answer for input ((8,), 4, 'C').
+      expected (4,), got (1,).
+      Hint: these are strides in elements; strides count bytes (multiply by itemsize).
     """
     rng = _rng(1101)
     cases = []
@@ -106,8 +113,43 @@ def check_strides(fn: Callable[[tuple, int, str], Sequence[int]]) -> None:
         itemsize = np.dtype(str(rng.choice(_DTYPES))).itemsize
         cases.append((shape, itemsize, "CF"[k % 2]))
     allocate = (np.empty, np.zeros, np.ones, np.full, np.arange, np.empty_like, np.zeros_like, np.ones_like,
-                np.ndarray.reshape, np.lib.stride_tricks.as_strided)
+                np.ndarray.reshape, np.lib.stride_tricks.as_strided, np.ndarray)
     check("strides", fn, cases, _strides_reference, hint=_strides_hint, forbid=_library() + allocate)
+
+
+def _permutation(rng: np.random.Generator, axes: tuple[int, ...], identity: bool) -> str:
+    order = list(axes)
+    while not identity and order == list(axes):
+        order = [int(a) for a in rng.permutation(axes)]
+    return ", ".join(map(str, order))
+
+
+def _view_or_copy_ops(rng: np.random.Generator) -> list[str]:
+    """One operation of each form of :data:`VIEW_OR_COPY_OPS`, with fresh numbers, in a random order.
+
+    For four forms the answer depends on the numbers drawn (the identity transpose, a step of 1, astype
+    to x's own dtype), so knowing each form's answer once is not enough either.
+    """
+    pick = lambda *options: options[int(rng.integers(len(options)))]  # noqa: E731
+    ops = [
+        f"x[{pick(0, 1)}]",
+        f"x[:, {pick(0, 1, 2)}]",
+        f"x[:, ::-{pick(1, 2)}]",
+        "x[:, [" + ", ".join(str(int(i)) for i in rng.choice(3, size=int(rng.integers(2, 4)))) + "]]",
+        f"x.transpose({_permutation(rng, (0, 1, 2, 3), identity=False)})",
+        f"np.ascontiguousarray(x.transpose({_permutation(rng, (0, 1, 2, 3), identity=rng.random() < 0.35)}))",
+        pick("x.reshape(len(x), -1)", "x.reshape(-1)", "x.reshape(len(x), x.shape[1], -1)"),
+        f"x.transpose(0, {_permutation(rng, (1, 2, 3), identity=rng.random() < 0.35)}).reshape(len(x), -1)",
+        f"x[..., ::{pick(1, 2, 3)}, ::{pick(2, 3)}]",
+        "x[..., ::{s}, ::{s}].reshape(len(x), -1)".format(s=pick(1, 2, 2, 3)),
+        f"x.astype(np.{pick('float32', 'float64', 'float16', 'int32')})",
+        f"x.astype(np.{pick('float32', 'float32', 'float64', 'int32', 'float16')}, copy=False)",
+        f"x[x > {pick(0.25, 0.5, 0.75)}]",
+        f"x.view(np.{pick('uint32', 'int32', 'float32', 'uint8', 'int16')})",
+        f"x {pick('+', '*', '-')} {pick(0, 1, 2)}",
+    ]
+    rng.shuffle(ops)
+    return ops
 
 
 def _actually_a_view(op: str, seed: int = 1102) -> bool:
@@ -116,7 +158,7 @@ def _actually_a_view(op: str, seed: int = 1102) -> bool:
     answers = set()
     for _ in range(3):
         x = _batch(rng)
-        y = eval(op, {"np": np, "x": x})  # the fixed strings of VIEW_OR_COPY_OPS
+        y = eval(op, {"np": np, "x": x})  # the check's own strings (_view_or_copy_ops)
         answers.add(bool(np.shares_memory(x, y)))
     if len(answers) != 1:  # a sanity check on the exercise itself
         raise RuntimeError(f"{op!r} is a view for some shapes and a copy for others")
@@ -136,12 +178,14 @@ _VIEW_RULES = (
 def check_view_or_copy(fn: Callable[[str], bool]) -> None:
     """Check ``fn(op) -> bool`` predicts whether each operation returns a view.
 
-    For every expression in :data:`VIEW_OR_COPY_OPS` the reference performs it
-    on three fresh NCHW float32 batches of random sizes and asks
-    ``np.shares_memory(x, result)``. A prediction of ``True`` means "a view of
-    ``x``'s memory", ``False`` "a copy". Predicting is the exercise: the
-    learner's function may not run the expressions (``eval``, ``exec``) nor
-    ask ``np.shares_memory``.
+    The operations are one of each form of :data:`VIEW_OR_COPY_OPS`, with
+    indices, steps, axes, dtypes and numbers drawn afresh on every run (from
+    the grading seed when grading), in a random order. For each, the
+    reference performs it on three fresh NCHW float32 batches of random sizes
+    and asks ``np.shares_memory(x, result)``. A prediction of ``True`` means
+    "a view of ``x``'s memory", ``False`` "a copy". Predicting is the
+    exercise: the learner's function may not run the expressions (``eval``,
+    ``exec``), build an array to try them on, nor ask ``np.shares_memory``.
 
     The answers are yes/no, so a message naming the wrong one would give its
     answer away (flipping the named answers would pass in a few runs without
@@ -156,8 +200,7 @@ def check_view_or_copy(fn: Callable[[str], bool]) -> None:
     ...
     npukit.teach.core.CheckFailed: view or copy: your predictions are not all right. ...
     """
-    ops = list(VIEW_OR_COPY_OPS)
-    _rng(1103).shuffle(ops)   # the order the learner's function sees them in says nothing either
+    ops = _view_or_copy_ops(_fresh_rng(1103))   # other operations, in another order, every run
     said = {}
     for op in ops:
         got = learner_call("view or copy", fn, op, forbid=_library() + _MEASURING)
@@ -185,14 +228,10 @@ def check_aligned_empty(fn: Callable[[tuple, Any, int], np.ndarray]) -> None:
 
     Examples
     --------
-    >>> import math
-    >>> def mine(shape, dtype, alignment):
-    ...     dtype = np.dtype(dtype)
-    ...     raw = np.empty(math.prod(shape) * dtype.itemsize + alignment, np.uint8)
-    ...     start = -raw.ctypes.data % alignment
-    ...     return raw[start:start + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
-    >>> check_aligned_empty(mine)
-    ✓ aligned_empty: 30 fresh cases agree with the reference.
+    >>> check_aligned_empty(lambda shape, dtype, alignment: np.empty(shape, dtype))   # malloc's 16 bytes only
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: aligned_empty(...): address % ... = ..., not 0
     """
     rng = _rng(1104)
     cases = []

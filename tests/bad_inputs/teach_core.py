@@ -27,4 +27,7 @@ CASES = [
     bad(C.learner_call, None, square, 2, exc=TypeError, names="name"),
     bad(C.learner_call, "sq", "square", 2, exc=TypeError, names="fn"),
     bad(C.learner_call, "sq", square, 2, forbid="math", exc=TypeError, names="forbid"),
+    # around
+    bad(C.around, "helper", square, 2, exc=TypeError, names="helper"),
+    bad(C.around, square, 3, 2, exc=TypeError, names="fn"),
 ]

@@ -18,6 +18,10 @@ def info(**bad_fields):
 
 
 CASES = [
+    bad(T.cache_geometry, 0, names="level"),
+    bad(T.cache_geometry, True, exc=TypeError, names="level"),
+    bad(T.cache_geometry, 1.5, exc=TypeError, names="level"),
+    bad(T.cache_geometry, "L1", exc=TypeError, names="level"),
     # TensorInfo: a record built by hand is checked like describe's
     bad(T.TensorInfo, **info(shape="3x4"), exc=TypeError, names="shape"),
     bad(T.TensorInfo, **info(shape=(3, 4.0)), exc=TypeError, names="shape[1]"),
