@@ -20,7 +20,8 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "figures.deploy", "teach.student", "teach.core", "systolic", "figures.systolic", "quant", "figures.quant",
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
            "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
-           "teach.gemm", "teach.quant", "teach.bank", "timing", "machine", "shared", "i18n", "teach.screen"]
+           "teach.gemm", "teach.quant", "teach.bank", "timing", "machine", "shared", "i18n", "teach.screen",
+           "project"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {
