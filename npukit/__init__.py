@@ -27,6 +27,7 @@ deploy           7. Deploying to an NPU: devices, compiling, the executed graph,
 contract         7. … and what a device accepts (NPU contract, partitions, lowering, ONNX Runtime)
 capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
 project          the term project: the closed loop on any image classifier in ONNX, its report
+zoo              … its worked examples: MobileNetV2- and ResNet-style networks in NumPy
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -56,7 +57,7 @@ CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
                "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "project",
-               "figures",
+               "zoo", "figures",
                "teach", "tally", "viz", "measure", "timing", "machine", "shared")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]

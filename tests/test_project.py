@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from npukit import data, project
+from npukit import data, project, zoo
 from npukit.graphs import MachineSpec
 
 MACHINE = MachineSpec(1e11, 1e10, "example", "given", "given")
@@ -31,7 +31,7 @@ def _with_node(model, op, name="gate"):
 
 
 def test_a_model_with_an_unsupported_operator_is_refused_by_name():
-    model = _with_node(project.example("mobilenet").to_onnx(), "Softmax", "head.softmax")
+    model = _with_node(zoo.example("mobilenet").to_onnx(), "Softmax", "head.softmax")
     with pytest.raises(ValueError, match=r"model uses Softmax \(node 'head.softmax'\)"):
         project.load_model(model)
     with pytest.raises(ValueError, match=r"model uses Softmax \(node 'head.softmax'\)"):
@@ -39,13 +39,13 @@ def test_a_model_with_an_unsupported_operator_is_refused_by_name():
 
 
 def test_the_first_unsupported_operator_is_the_one_named():
-    model = _with_node(_with_node(project.example("resnet").to_onnx(), "Sigmoid", "first"), "Tanh", "second")
+    model = _with_node(_with_node(zoo.example("resnet").to_onnx(), "Sigmoid", "first"), "Tanh", "second")
     with pytest.raises(ValueError, match="Sigmoid \\(node 'first'\\)"):
         project.load_model(model)
 
 
 def test_load_model_reads_paths_and_bytes_and_fixes_a_symbolic_batch(tmp_path):
-    model = project.example("resnet").to_onnx()
+    model = zoo.example("resnet").to_onnx()
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
     assert project.load_model(path).graph.node[0].name == "stem.conv"
@@ -58,9 +58,9 @@ def test_load_model_reads_paths_and_bytes_and_fixes_a_symbolic_batch(tmp_path):
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"   # the caller's model untouched
 
 
-@pytest.mark.parametrize("name", sorted(project.EXAMPLES))
+@pytest.mark.parametrize("name", sorted(zoo.EXAMPLES))
 def test_examples_match_onnx_reference_and_their_gradients(name):
-    net = project.ExampleNet(name, seed=3)
+    net = zoo.ExampleNet(name, seed=3)
     x, y = data.shapes_dataset(3, seed=5)
     ref = ReferenceEvaluator(net.to_onnx()).run(None, {"image": x[:1]})[0]
     np.testing.assert_allclose(net(x[:1]), ref, atol=1e-5)
@@ -88,12 +88,12 @@ def test_examples_match_onnx_reference_and_their_gradients(name):
         assert grads[key][i] == pytest.approx((up - down) / 2e-6, rel=1e-4, abs=1e-8), key
 
 
-@pytest.mark.parametrize("name", sorted(project.EXAMPLES))
+@pytest.mark.parametrize("name", sorted(zoo.EXAMPLES))
 def test_shipped_examples_learned_the_task(name):
     import onnxruntime as ort
 
     images, labels = data.heldout(200)
-    s = ort.InferenceSession(project.example(name).to_onnx().SerializeToString(), providers=["CPUExecutionProvider"])
+    s = ort.InferenceSession(zoo.example(name).to_onnx().SerializeToString(), providers=["CPUExecutionProvider"])
     top = np.array([s.run(None, {"image": im[None]})[0].argmax() for im in images])
     assert (top == labels).mean() > 0.5          # chance is 1/8
 
@@ -103,7 +103,7 @@ def test_the_loop_runs_end_to_end_on_a_residual_network(tmp_path):
 
     cal = data.shapes_dataset(32, seed=7)[0]
     images, labels = data.heldout(24)
-    p = project.closed_loop(project.example("resnet").to_onnx(), cal, images, labels=labels, machine=MACHINE,
+    p = project.closed_loop(zoo.example("resnet").to_onnx(), cal, images, labels=labels, machine=MACHINE,
                             runs=3, warmup=1)
     assert p.passed and p.quantizer == "onnxruntime"
     assert [c.stage for c in p.checks] == ["fold", "fold", "quantize", "quantize", "contract", "contract",

@@ -4,11 +4,11 @@ import numpy as np
 from badinput import bad
 from onnx import TensorProto, helper
 
-from npukit import project
+from npukit import project, zoo
 from npukit.graphs import MachineSpec
 
 _m = MachineSpec(1e11, 1e10, "example", "given", "given")
-_model = project.example("resnet").to_onnx()
+_model = zoo.example("resnet").to_onnx()
 _cal = np.zeros((2, 3, 32, 32), np.float32)
 
 
@@ -32,15 +32,15 @@ CASES = [
     bad(project.load_model, _one("Relu", dims=("N", 3, 8, 8)), input_shape=(1, 3, 9, 8), names="input_shape[2]"),
     bad(project.load_model, _one("Relu", dims=("N", 3, 8, 8)), input_shape="1,3,8,8", exc=TypeError,
         names="input_shape"),
-    bad(project.ExampleNet, "vgg", names="name"),
-    bad(project.ExampleNet, 3, exc=TypeError, names="name"),
-    bad(project.ExampleNet, "resnet", seed=-1, names="seed"),
-    bad(project.example, "vgg", names="name"),
-    bad(project.train_example, "resnet", epochs=0, names="epochs"),
-    bad(project.train_example, "resnet", epochs=10**9, names="epochs"),
-    bad(project.train_example, "resnet", batch=1, names="batch"),
-    bad(project.train_example, "resnet", lr=2.0, names="lr"),
-    bad(project.train_example, "resnet", n_train=10**12, names="n_train"),
+    bad(zoo.ExampleNet, "vgg", names="name"),
+    bad(zoo.ExampleNet, 3, exc=TypeError, names="name"),
+    bad(zoo.ExampleNet, "resnet", seed=-1, names="seed"),
+    bad(zoo.example, "vgg", names="name"),
+    bad(zoo.train_example, "resnet", epochs=0, names="epochs"),
+    bad(zoo.train_example, "resnet", epochs=10**9, names="epochs"),
+    bad(zoo.train_example, "resnet", batch=1, names="batch"),
+    bad(zoo.train_example, "resnet", lr=2.0, names="lr"),
+    bad(zoo.train_example, "resnet", n_train=10**12, names="n_train"),
     bad(project.closed_loop, 3, _cal, _cal, exc=TypeError, names="model"),
     bad(project.closed_loop, _model, [[0.5]], _cal, exc=TypeError, names="calibration"),
     bad(project.closed_loop, _model, np.zeros((2, 3, 16, 16), np.float32), _cal, names="calibration"),
