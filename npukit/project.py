@@ -213,7 +213,10 @@ def _ledger(folded: Any, machine: MachineSpec, profiles: dict) -> tuple[tuple, M
 
 
 def _npu_bounds(model: Any) -> tuple:
-    """Chapter 9's roofline bound of this model (INT8, batch 1) on each published NPU, if chapter 9 is installed."""
+    """Chapter 9's roofline bound of the folded model on each published NPU, if chapter 9's module is installed.
+
+    As chapter 9 bounds a ``w8a8`` run: t >= max(2·MACs / peak, (weights + input + output) × 1 byte / bandwidth).
+    """
     try:
         from . import npus  # chapter 9 (optional: the comparison is left out without it)
     except ImportError:
@@ -522,4 +525,4 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
                 for k, m in models.items()}
     layers, table = _ledger(folded, machine, profiles)
     return Project(name, proto, folded, qdq, quantizer, device, message, tuple(checks), agreement, accuracy,
-                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(proto))
+                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(folded))

@@ -143,3 +143,28 @@ def test_a_chain_takes_chapter_6s_quantizer_and_its_checks_can_fail():
     dark = project.closed_loop(net.to_onnx(), cal * np.float32(0.05), images, machine=MACHINE, runs=3, warmup=1)
     assert [c.quantity for c in dark.checks if not c.ok] == ["INT8 top-1 agreement with FP32"]
     assert not dark.passed and dark.agreement < 0.9
+
+
+def test_the_published_npu_bounds_follow_chapter_9s_roofline(monkeypatch):
+    """With chapter 9's module present (a stand-in here), each device with both figures gets its bound."""
+    import sys
+    import types
+
+    import npukit
+    from npukit import project as proj
+    from npukit.graphs import op_counts
+    from npukit.rewrites import fold_batchnorm
+
+    fake = types.ModuleType("npukit.npus")
+    fake.DEVICES = {"fast": types.SimpleNamespace(name="fast", peak_tops=10.0, bandwidth_gbs=1000.0),
+                    "narrow": types.SimpleNamespace(name="narrow", peak_tops=1000.0, bandwidth_gbs=0.1),
+                    "secret": types.SimpleNamespace(name="secret", peak_tops=None, bandwidth_gbs=5.0)}
+    monkeypatch.setitem(sys.modules, "npukit.npus", fake)
+    monkeypatch.setattr(npukit, "npus", fake, raising=False)
+    folded = fold_batchnorm(zoo.example("mobilenet").to_onnx())
+    macs = sum(c.macs for c in op_counts(folded))
+    nbytes = sum(int(np.prod(t.dims)) for t in folded.graph.initializer) + 3 * 32 * 32 + 8
+    bounds = {d: (t, roof) for d, t, roof in proj._npu_bounds(folded)}
+    assert set(bounds) == {"fast", "narrow"}
+    assert bounds["fast"][1] == "compute" and bounds["fast"][0] == pytest.approx(2 * macs / 10e12)
+    assert bounds["narrow"][1] == "memory" and bounds["narrow"][0] == pytest.approx(nbytes / 0.1e9)
