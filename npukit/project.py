@@ -105,6 +105,18 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     with its node. The model passes ``onnx.checker`` with shape inference.
     See "The term project" (chapters/project.md).
 
+    Parameters
+    ----------
+    model : str, pathlib.Path, bytes or onnx.ModelProto
+        The model.
+    input_shape : sequence of int, optional
+        ``(1, 3, H, W)``: fixes the input's symbolic dimensions (static ones must match).
+
+    Returns
+    -------
+    onnx.ModelProto
+        A checked copy with static shapes inferred.
+
     Raises
     ------
     TypeError, ValueError
@@ -314,8 +326,8 @@ class Project:
         acc = "; ".join(f"{k} accuracy {v:.1%}" for k, v in self.accuracy.items())
         return (
             f"<h2>Closed loop: {e(self.name)}</h2><p>{e(self.device_message)} Quantized by {e(self.quantizer)}; "
-            f"{sum(c.ok for c in self.checks)} of {len(self.checks)} checks passed. INT8 agrees with float on "
-            f"{self.agreement:.1%} of {self.heldout} held-out images{'; ' + e(acc) if acc else ''}.</p>"
+            f"{sum(c.ok for c in self.checks)} of {len(self.checks)} checks passed. INT8 gives FP32's top-1 answer "
+            f"on {self.agreement:.1%} of {self.heldout} held-out images{'; ' + e(acc) if acc else ''}.</p>"
             f"<h3>Checks</h3><table><tr><th>stage</th><th>quantity</th><th>value</th><th>limit</th><th></th></tr>"
             f"{checks}</table><h3>Latency (batch 1, {e(self.device)}, interleaved rounds)</h3><p>"
             + ", ".join(f"{k} {v:.3f} ms" for k, v in ms.items()) + f". INT8 is {e(self.verdict.phrase)}.</p>"
@@ -470,6 +482,33 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     when there is one and says loudly when it falls back to the CPU
     (:func:`npukit.deploy.choose_device`). A failed check stops nothing: it
     shows as a failed row of the report. See "The term project" (chapters/project.md).
+
+    Parameters
+    ----------
+    model : str, pathlib.Path, bytes or onnx.ModelProto
+        The float image classifier (see :func:`load_model`).
+    calibration, heldout : numpy.ndarray
+        float32 images ``(n, 3, H, W)`` in [0, 1], the model's input size.
+    labels : numpy.ndarray, optional
+        The held-out images' classes, for accuracy.
+    name : str, optional
+        The report's title (default: the graph's name).
+    input_shape : sequence of int, optional
+        ``(1, 3, H, W)`` for a model whose input has symbolic dimensions.
+    machine : graphs.MachineSpec, optional
+        This machine's roofline (default: :func:`npukit.machine.profile`'s).
+    device : str, optional
+        An OpenVINO device; default: the NPU if present, else the CPU, said loudly.
+    method : str
+        Chapter 6's observer for a chain (``"minmax"``, ``"percentile"``, ``"mse"``).
+    min_agreement : float
+        The INT8 agreement the verification requires, in [0, 1).
+    warmup, runs : int
+        Untimed inferences and interleaved rounds of the benchmark.
+
+    Returns
+    -------
+    Project
 
     Raises
     ------
