@@ -382,50 +382,29 @@ def _ops_beyond(model: Any) -> set:
     return {n.op_type for n in model.graph.node} - _CHAIN_OPS
 
 
-def _weights_exact(qdq: Any, folded: Any) -> tuple[int, int]:
-    """(int8 weights differing from ONNX QuantizeLinear, bad scales or zero points), layers paired by node name.
+def _weights_exact(qdq: Any, folded: Any) -> tuple[float, float]:
+    """Chapter 8's weight checks (:func:`npukit.capstone._weights_exact`), layers paired by node name.
 
     ONNX Runtime may order the nodes of a graph with branches differently
-    from the float model, so layers are matched by name, not by position.
+    from the float model, and chapter 8 pairs layers by position; so the
+    float graph's nodes are put in the QDQ graph's order first. A layer left
+    in float (its weight not behind a DequantizeLinear) makes both counts
+    NaN, which no check passes.
     """
-    from onnx import TensorProto, helper, numpy_helper
-    from onnx.reference import ReferenceEvaluator
+    import onnx
 
-    init = {t.name: numpy_helper.to_array(t) for t in qdq.graph.initializer}
-    floats = {t.name: numpy_helper.to_array(t) for t in folded.graph.initializer}
-    dq = {n.output[0]: n for n in qdq.graph.node if n.op_type == "DequantizeLinear"}
-    float_w = {n.name: n.input[1] for n in folded.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")}
-    wrong = bad = 0
-    for node in qdq.graph.node:
-        if node.name not in float_w or node.input[1] not in dq:
-            continue
-        d = dq[node.input[1]]
-        q, scale, zp = (init[t] for t in d.input[:3])
-        axis = next((a.i for a in d.attribute if a.name == "axis"), 1)
-        bad += int(np.sum(~(np.isfinite(scale) & (scale > 0))) + np.sum(zp != 0))   # int8 weights: symmetric
-        qnode = helper.make_node("QuantizeLinear", ["w", "s", "z"], ["q"], axis=axis)
-        graph = helper.make_graph([qnode], "q", [helper.make_tensor_value_info("w", TensorProto.FLOAT, None)],
-                                  [helper.make_tensor_value_info("q", TensorProto.INT8, None)],
-                                  [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zp, "z")])
-        ref = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
-        wrong += int(np.sum(ref.run(None, {"w": floats[float_w[node.name]]})[0] != q))
-    acts = [init[n.input[1]] for n in qdq.graph.node if n.op_type == "QuantizeLinear" and n.input[1] in init]
-    return wrong, bad + sum(int(np.sum(~(np.isfinite(s) & (s > 0)))) for s in acts)
+    from .capstone import _weights_exact as exact
 
-
-def _profile(compiled: Any, x: np.ndarray, model: Any) -> dict[str, float]:
-    """ONNX node name → µs of the executed layer it was fused into (OpenVINO may suffix "/WithoutBiases")."""
-    from .deploy import executed_graph, profile_layers
-
-    alias = {**{n.name: n.name for n in model.graph.node}, **{o: n.name for n in model.graph.node for o in n.output}}
-    times = {r.name: r.microseconds for r in profile_layers(compiled, x, runs=20)}
-    out: dict[str, float] = {}
-    for op in executed_graph(compiled):
-        for o in op.original:
-            key = o if o in alias else o.split("/")[0]
-            if key in alias and op.name in times:
-                out.setdefault(alias[key], times[op.name])
-    return out
+    order = {n.name: i for i, n in enumerate(qdq.graph.node)}
+    ordered = onnx.ModelProto()
+    ordered.CopyFrom(folded)
+    nodes = sorted(ordered.graph.node, key=lambda n: order.get(n.name, -1))
+    del ordered.graph.node[:]
+    ordered.graph.node.extend(nodes)
+    try:
+        return exact(qdq, ordered)
+    except KeyError:
+        return float("nan"), float("nan")
 
 
 def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) -> tuple:
@@ -525,6 +504,7 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     ValueError: model must name an existing .onnx file, got 'model.onnx'
     """
     from . import deploy
+    from .capstone import _profile
     from .graphs import MachineSpec
     from .machine import profile
     from .timing import Comparison
