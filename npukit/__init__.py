@@ -28,6 +28,8 @@ contract         7. … and what a device accepts (NPU contract, partitions, low
 capstone         8. The minimal closed loop: the earlier tools in order, each stage checked
 npus             9. Real NPUs, measured: published latencies against the roofline bound
 archs            9. … the measured models' architectures as ONNX graphs, to count
+project          the term project: the closed loop on any image classifier in ONNX, its report
+zoo              … its worked examples: MobileNetV2- and ResNet-style networks in NumPy
 figures          every chapter's figures (``figures.tensors`` …)
 teach            the labs' checkers and the student edition (``teach.tensors`` …)
 tally            the "numbers so far" table every chapter adds rows to
@@ -57,7 +59,7 @@ CHAPTERS: dict[int, str] = {0: "train", 1: "tensors", 2: "layouts", 3: "rewrites
 
 _SUBMODULES = ("data", "models", "train", "tensors", "layouts", "simd", "graphs", "roofline", "rewrites", "gemm",
                "blas", "systolic", "accelerator", "quant", "qarith", "ptq", "deploy", "contract", "capstone", "npus",
-               "archs", "figures", "teach", "tally", "viz", "measure", "timing", "machine", "shared")
+               "archs", "project", "zoo", "figures", "teach", "tally", "viz", "measure", "timing", "machine", "shared")
 
 __all__ = list(_SUBMODULES) + ["CHAPTERS", "__version__"]
 

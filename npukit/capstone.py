@@ -277,7 +277,11 @@ def _layers(folded: Any, net: CameraNet, machine: MachineSpec, profiles: dict) -
 
 
 def _profile(compiled: Any, x: np.ndarray, model: Any) -> dict[str, float]:
-    """ONNX Conv/Gemm node name → median µs of the executed layer it was fused into."""
+    """ONNX Conv/Gemm node name → median µs of the executed layer it was fused into.
+
+    OpenVINO may name a layer after its node with a suffix ("stem.conv/WithoutBiases", when the
+    bias is split off): the part before the "/" is the node (npukit.project relies on it).
+    """
     from .deploy import executed_graph, profile_layers
 
     alias = {**{n.name: n.name for n in model.graph.node}, **{o: n.name for n in model.graph.node for o in n.output}}
@@ -285,6 +289,7 @@ def _profile(compiled: Any, x: np.ndarray, model: Any) -> dict[str, float]:
     out: dict[str, float] = {}
     for op in executed_graph(compiled):
         for o in op.original:
+            o = o if o in alias else o.split("/")[0]
             if o in alias and op.name in times:
                 out.setdefault(alias[o], times[op.name])
     return out

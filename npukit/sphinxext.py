@@ -105,6 +105,10 @@ def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, d
     scripts[:] = unique
 
 
+#: Pages outside the numbered chapters whose exercises are numbered by a letter (Exercise P.1).
+_LETTERED = {"chapters/project": "P"}
+
+
 def _number_exercises_per_chapter(app: Any, env: Any) -> list[str]:
     """Number exercises per chapter: the second exercise of ``chapters/03_*.md`` is Exercise 3.2.
 
@@ -114,7 +118,8 @@ def _number_exercises_per_chapter(app: Any, env: Any) -> list[str]:
     exercises in document order as ``(chapter, k)``. A chapter may span pages
     named with a letter after its number (``chapters/03_graphs.md``,
     ``chapters/03b_rewrites.md``): their exercises continue one numbering, in
-    the order of the pages' names.
+    the order of the pages' names. The term project's page numbers its own
+    with a letter (:data:`_LETTERED`).
     """
     import re
 
@@ -122,8 +127,9 @@ def _number_exercises_per_chapter(app: Any, env: Any) -> list[str]:
     pages: dict[int, list[str]] = {}
     for docname, numbers in env.toc_fignumbers.items():
         m = re.match(r"chapters/(\d+)[a-z]?_", docname)
-        if m and numbers.get("exercise"):
-            pages.setdefault(int(m.group(1)), []).append(docname)
+        key = int(m.group(1)) if m else _LETTERED.get(docname)
+        if key is not None and numbers.get("exercise"):
+            pages.setdefault(key, []).append(docname)
     for chapter, docnames in pages.items():
         k = 0
         for docname in sorted(docnames):

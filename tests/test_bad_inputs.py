@@ -21,7 +21,7 @@ MODULES = ["data", "models", "train", "tensors", "layouts", "graphs", "rewrites"
            "accelerator", "teach.systolic", "qarith", "ptq", "simd", "teach.predict", "roofline",
            "teach.roofline", "contract", "teach.deploy", "capstone", "figures.capstone", "teach.capstone",
            "teach.gemm", "teach.quant", "teach.bank", "timing", "machine", "shared", "i18n", "teach.screen",
-           "npus", "archs", "figures.npus", "teach.npus", "teach.variants"]
+           "npus", "archs", "figures.npus", "teach.npus", "teach.variants", "project", "zoo"]
 
 #: Public callables that take no argument that can be wrong, with the reason.
 EXEMPT: dict[str, str] = {
