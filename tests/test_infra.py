@@ -243,3 +243,13 @@ def test_a_cell_moving_a_live_control_never_waits_for_a_lost_wake_up():
     times: list = []
     _move_the_control(times, 150, 5.0)
     assert max(times) < 1.0, f"a cell took {max(times):.2f} s: {sorted(times)[-3:]}"
+
+
+def test_every_reference_key_is_defined_once():
+    """Two branches adding the same paper left two entries (sphinxcontrib-bibtex warns; the strict build fails)."""
+    import collections
+    import re
+
+    keys = re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"), re.M)
+    twice = [k for k, n in collections.Counter(keys).items() if n > 1]
+    assert not twice, f"references.bib defines these keys more than once: {twice}"
