@@ -249,7 +249,9 @@ def test_every_reference_key_is_defined_once():
     """Two branches adding the same paper left two entries (sphinxcontrib-bibtex warns; the strict build fails)."""
     import collections
     import re
+    from pathlib import Path
 
-    keys = re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"), re.M)
+    bib = (Path(__file__).parent.parent / "references.bib").read_text(encoding="utf-8")
+    keys = re.findall(r"^@\w+\{([^,\s]+),", bib, re.M)
     twice = [k for k, n in collections.Counter(keys).items() if n > 1]
     assert not twice, f"references.bib defines these keys more than once: {twice}"
