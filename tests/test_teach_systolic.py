@@ -95,7 +95,9 @@ def test_right_answers_pass(seed, sim_pw, capsys):
 
 def test_the_labs_own_solutions_pass(sim_pw, capsys):
     nb = json.loads(LAB.read_text(encoding="utf-8"))
-    env: dict = {"np": np}
+    from npukit.teach import variants
+
+    env: dict = {"np": np, "mine": variants.variant("05_systolic", "")}   # exercise 5's layer, the public one
     for cell in nb["cells"]:
         if "solution" in cell["metadata"].get("tags", []):
             exec("".join(cell["source"]), env)
