@@ -242,3 +242,27 @@ def test_the_default_kernels_of_the_load_test_exist():
     assert callable(teach.roofline._kernels) and callable(teach.gemm._products)
     assert callable(teach.deploy._pipelines) and callable(teach.capstone._timed_variants)
     assert gemm.tiled_matmul is teach.gemm._library_tiled
+
+
+def test_a_run_where_the_lessons_own_answer_fails_is_not_graded():
+    """The load run of make labs refused lab 3's reference once (the ReLU at ×1.21 of the copy, 1.13–1.43,
+    against the lesson's ×1.5): a prediction that fails where the reference fails too asks for a re-run."""
+    from npukit.teach import retime
+
+    now = [0.0]
+
+    def takes(seconds):
+        def fn():
+            now[0] += seconds
+        return fn
+
+    fns = {"copy": takes(2e-3), "relu": takes(2.4e-3)}               # the machine shows ×1.2
+    with pytest.raises(retime.TooNoisy, match="did not behave as the lesson's model"):
+        retime.retimed("ReLU", fns, {"relu": 1.5}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
+                       reference={"relu": 1.5})
+    with pytest.raises(retime.TooNoisy):                              # a wrong answer is not graded either
+        retime.retimed("ReLU", fns, {"relu": 3.0}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
+                       reference={"relu": 1.5})
+    c, j = retime.retimed("ReLU", fns, {"relu": 3.0}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
+                          reference={"relu": 1.2})                    # where the model holds, it is graded
+    assert j["relu"].outcome == "fail"

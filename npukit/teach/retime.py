@@ -66,6 +66,7 @@ class TooNoisy(CheckFailed):
 def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
             predictions: Mapping[str, float] | Callable[[measure.Comparison], Mapping[str, float]], *,
             floor: float, ceiling: float, clock: Callable[[], float], rounds: int = 21, attempts: int = 3,
+            reference: Mapping[str, float] | None = None,
             **options: Any) -> tuple[measure.Comparison, dict[str, measure.Judgement]]:
     """Time ``fns`` in interleaved rounds and judge each predicted ratio against the rounds' own.
 
@@ -79,6 +80,12 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
     is ``"rerun"`` or one is ``"fail"`` (a prediction outside every ratio the rounds allow fails
     however noisy they were). Raises :class:`TooNoisy` when ``attempts`` measurements, each with a
     fresh order of the rounds, still leave a judgement at ``"rerun"``.
+
+    ``reference`` maps a name to the ratio the check's own model predicts (the lesson's answer). A
+    prediction that fails where the reference fails too is not graded: the machine did not behave
+    as the model says, in these rounds, so failing the learner would fail the lesson's own answer
+    (a busy memory bus can shrink a ReLU's extra write-allocate read). That outcome is measured again
+    like a ``"rerun"``, and raises :class:`TooNoisy` if it persists.
 
     Examples
     --------
@@ -100,12 +107,23 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
         wanted = predictions(comparison) if callable(predictions) else predictions
         judgements = {k: measure.judge(p, comparison.verdict(k), floor=floor, ceiling=ceiling)
                       for k, p in wanted.items()}
-        outcomes = {j.outcome for j in judgements.values()}
-        if "fail" in outcomes or "rerun" not in outcomes:
+        astray = {k for k, j in judgements.items() if j.outcome == "fail" and k in (reference or {})
+                  and measure.judge(reference[k], comparison.verdict(k), floor=floor,
+                                    ceiling=ceiling).outcome == "fail"}
+        outcomes = {j.outcome for k, j in judgements.items() if k not in astray}
+        if not astray and ("fail" in outcomes or "rerun" not in outcomes):
             MEASUREMENTS.append(attempt + 1)
             return comparison, judgements
     MEASUREMENTS.append(attempts)
-    noisy = next(j for j in judgements.values() if j.outcome == "rerun")
     kind = "wall time" if clock is WALL_TIME else "CPU time"
+    if astray:
+        k = sorted(astray)[0]
+        v = comparison.verdict(k)
+        raise TooNoisy(f"{name}: this run cannot grade your prediction: the rounds measured ×{v.ratio:.2f} "
+                       f"({v.confidence:.0%} interval {v.low:.2f} to {v.high:.2f}), and the model this check "
+                       f"holds predicts ×{reference[k]:.2f}, so the machine did not behave as the lesson's model "
+                       f"says while the check ran ({attempts} measurements, in interleaved rounds of {kind}). "
+                       "Re-run the check on a quieter machine; if it keeps happening, tell your instructor.")
+    noisy = next(j for j in judgements.values() if j.outcome == "rerun")
     raise TooNoisy(f"{name}: {noisy.message}. (The check measured {attempts} times, in interleaved rounds of {kind}, "
                    "and each time the rounds spread too much to grade your prediction either way.)")
