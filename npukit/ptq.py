@@ -464,7 +464,8 @@ def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     ``shapes_dataset(seed=7)`` (chapter 8's INT8 model, from the build's store
     for the shipped network), its weight bytes as deployed
     (``ctx.weight_bytes``), and :func:`npukit.qarith.integer_forward` on the
-    first 500 images of the held-out draw (``ctx.heldout``).
+    first 500 images of the held-out draw (``ctx.heldout``), with the float
+    model's accuracy on the same 500 beside the INT8 one.
 
     See chapter 6, "CameraNet's numbers so far" (chapters/06_quant.md).
 
@@ -480,11 +481,13 @@ def numbers(ctx: _tally.Inputs) -> list[_tally.Row]:
     q_logits, f_logits = integer_forward(ctx.qdq, images), ctx.net(images)
     agree = float((q_logits.argmax(1) == f_logits.argmax(1)).mean())
     acc = float((q_logits.argmax(1) == labels).mean())
+    f_acc = float((f_logits.argmax(1) == labels).mean())   # float beside it on the same images, not chapter 0's
     w = ctx.weight_bytes
     return [
         _tally.Row(6, "weight bytes, INT8 per-channel (+ int32 biases, float32 scales, zero points)",
                    f"{w['INT8']:,} B (float32, BatchNorm folded: {w['FP32']:,} B)",
                    "initializers of npukit.ptq.to_qdq's model (npukit.shared.weight_bytes)"),
-        _tally.Row(6, "INT8 top-1 agreement with float32", f"{agree:.1%} (accuracy {acc:.1%})",
+        _tally.Row(6, "INT8 top-1 agreement with float32",
+                   f"{agree:.1%} (accuracy {acc:.1%}; float32 on the same {n} images: {f_acc:.1%})",
                    f"npukit.qarith.integer_forward on the first {n} held-out images, min-max calibration on 128"),
     ]

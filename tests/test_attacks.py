@@ -184,6 +184,23 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("a callable object", "class _P:\n    def __call__(self, clipped):\n        return measured_drop\n\n"
                               "{name} = _P()\n"),
         ("one number for every set", "def {name}(clipped):\n    return 0.085\n"),
+        # review 6b: measuring instead of predicting, in the learner's process, where the notebook's data is
+        ("the C-level runtime", "import openvino._pyopenvino as pov\n\ndef {name}(clipped):\n"
+                                "    t = float(np.quantile(images, 1 - clipped))\n    core = pov.Core()\n"
+                                "    m = core.read_model(folded.SerializeToString(), b'')\n"
+                                "    m.reshape({{'image': [len(images), 3, 32, 32]}})\n"
+                                "    cm = core.compile_model(m, 'CPU', {{'INFERENCE_PRECISION_HINT': 'f32'}})\n"
+                                "    def acc(x):\n        r = cm.create_infer_request()\n"
+                                "        r.infer(pov.Tensor(np.ascontiguousarray(x, np.float32)), False, False)\n"
+                                "        return float((r.get_output_tensor().data.argmax(1) == truth).mean())\n"
+                                "    return max(0.0, acc(images) - acc(np.minimum(images, t)))\n"),
+        ("the notebook's images in NumPy", "def {name}(clipped):\n"
+                                           "    t = float(np.quantile(images, 1 - clipped))\n"
+                                           "    return 0.0022 * np.exp(8.3 * clipped) + 0 * t\n"),
+        ("a forged remote marker", "def {name}(clipped):\n    return 0.0022 * np.exp(8.3 * clipped) + 0 * len(images)\n"
+                                   "{name}.__npukit_remote__ = True\n"),
+        ("predict 0", "def {name}(clipped):\n    return 0.0\n"),
+        ("a step at the lab's share", "def {name}(clipped):\n    return 0.085 if clipped > 0.4 else 0.0\n"),
     ],
     "ex7-crossing-bytes": [("library", "from npukit import contract\n\ndef {name}(model, npu_ops):\n"
                                        "    p = contract.NPUProfile('p', frozenset(npu_ops), dtypes=frozenset({{'float32'}}))\n"

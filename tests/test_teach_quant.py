@@ -489,7 +489,47 @@ def test_the_fresh_sets_follow_the_grading_seed():
     finally:
         core._set_grade_seed(None)
     assert default[0] == graded[0] == tq._LAB_SET and default[1:] != graded[1:]
-    assert 0.14 <= default[1][0] <= 0.26 and 0.3 <= default[2][0] <= 0.5
+    (dark_lo, dark_hi), (light_lo, light_hi) = tq._FRESH_B
+    assert dark_hi < tq._LAB_SET[0] < light_lo            # one darker and one lighter than the lab's set
+    assert dark_lo <= default[1][0] <= dark_hi and light_lo <= default[2][0] <= light_hi
+
+
+#: Typical answers to exercise 4, and whether each must pass on every grading seed (review 6b, finding 2).
+_ON_EVERY_SEED = {
+    "the lab's solution": (True, "0.0022 * np.exp(8.3 * clipped)"),
+    "np.interp through the chapter's three points (NNCF's clip, exercise 6.4's dim set, the night set)":
+        (True, "float(np.interp(clipped, [0.083, 0.396, 0.518], [0.0025, 0.0605, 0.1655]))"),
+    "predict 0": (False, "0.0"),
+    "a step at the lab's share": (False, "0.085 if clipped > 0.4 else 0.0"),
+    "the best single number": (False, "0.065"),
+}
+
+
+def test_the_grade_of_a_typical_answer_does_not_depend_on_the_grading_seed():
+    """Both fresh sets cost several points: the right answers pass and the wrong ones fail on 20 grading seeds.
+
+    About 40 measurements (two fresh sets per seed, each a calibration and an OpenVINO run on 1000 images): ~15 s.
+    """
+    from npukit.teach import core
+
+    answers = {k: (must, eval(f"lambda clipped: {body}", {"np": np})) for k, (must, body) in _ON_EVERY_SEED.items()}
+    measured, wrong = _lab_drop(), []
+    try:
+        for seed in range(1, 21):
+            core._set_grade_seed(seed)
+            for name, (must, fn) in answers.items():
+                tq._CALLS.clear()                     # each answer sees the grading seed's first draw
+                try:
+                    teach.check_calibration_prediction(fn, measured)
+                    passed = True
+                except CheckFailed:
+                    passed = False
+                if passed != must:
+                    wrong.append((seed, name, passed))
+    finally:
+        core._set_grade_seed(None)
+        tq._CALLS.clear()
+    assert not wrong, wrong
 
 
 def test_the_predicted_case_is_not_published_in_chapter_6():
@@ -528,6 +568,10 @@ FORGERIES = {
     "running the experiment": ("def my_prediction(clipped):\n    from npukit import ptq\n    return 0.0\n",
                                "import"),
     "importing math": ("def my_prediction(clipped):\n    import math\n    return math.exp(clipped) - 1\n", "import"),
+    "the notebook's images": ("images = np.zeros(4)\ndef my_prediction(clipped):\n"
+                              "    return float(np.mean(images)) + 0.0022 * np.exp(8.3 * clipped)\n", "images"),
+    "a forged remote marker": ("def my_prediction(clipped):\n    return measured_drop\n"
+                               "my_prediction.__npukit_remote__ = True\n", "measured_drop"),
 }
 
 

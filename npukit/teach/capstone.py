@@ -643,7 +643,9 @@ def _sealed(fn: Callable[..., Any]) -> Callable[..., Any]:
     import types
 
     name = "variant latency"
-    if getattr(fn, "__npukit_remote__", False):
+    from .isolation import Remote
+
+    if isinstance(fn, Remote):   # not a marker attribute: a learner's function can carry that
         return fn   # graded: it runs in the learner's process, against the notebook as it was before the measurement
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"fn must be your function predict_ratio, got {type(fn).__name__}")

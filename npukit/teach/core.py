@@ -198,7 +198,9 @@ def around(helper: Callable[..., Any], fn: Callable[..., Any], *args: Any) -> An
         raise TypeError(f"helper must be callable (a checker's function), got {type(helper).__name__}")
     if not callable(fn):
         raise TypeError(f"fn must be callable (your function), got {type(fn).__name__}")
-    if getattr(fn, "__npukit_remote__", False):
+    from .isolation import Remote
+
+    if isinstance(fn, Remote):   # not a marker attribute: a learner's function can carry that
         return fn.around(helper, *args)
     return helper(fn, *args)
 

@@ -350,7 +350,7 @@ def _attributes(mod: types.ModuleType) -> dict[str, Any]:
 
 
 def _methods(cls: type) -> dict[str, Any]:
-    return {m: f for m, f in vars(cls).items() if isinstance(f, (types.FunctionType, staticmethod, classmethod, property))}
+    return {m: f for m, f in list(vars(cls).items()) if isinstance(f, (types.FunctionType, staticmethod, classmethod, property))}
 
 
 def _current(mod: types.ModuleType, key: str) -> Any:

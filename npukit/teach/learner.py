@@ -285,7 +285,7 @@ class Session:
         bound = {}
         if kind == "solution":
             snapshot = dict(self.ns)
-            for name, value in self.ns.items():
+            for name, value in list(self.ns.items()):
                 if name.startswith("__") or before.get(name, _MISSING) is value:
                     continue
                 bound[name] = self._handed_out(value, snapshot, blobs)
@@ -397,7 +397,7 @@ class Session:
             except Exception:  # noqa: BLE001
                 continue
             names = [name] if name and "." not in name else [] if name else [
-                k for k, v in vars(owner).items() if callable(v) and getattr(v, "__module__", None) == module]
+                k for k, v in list(vars(owner).items()) if callable(v) and getattr(v, "__module__", None) == module]
             for k in names:
                 real = vars(owner).get(k)
                 if real is None or not callable(real):

@@ -68,12 +68,14 @@ def allowed_import(name: str) -> bool:
     --------
     >>> allowed_import("numpy.lib.stride_tricks"), allowed_import("npukit.teach.core"), allowed_import("inspect")
     (True, False, False)
+    >>> allowed_import("openvino._pyopenvino")   # a private module: the C level under the wrappers' checks
+    False
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a module name (a str), got {type(name).__name__}")
     if not name:
         raise ValueError("name must be a module name, got ''")
-    if name.split(".")[0] not in ALLOWED_IMPORTS:
+    if name.split(".")[0] not in ALLOWED_IMPORTS or any(part.startswith("_") for part in name.split(".")):
         return False
     return not any(name == d or name.startswith(d + ".") for d in _DENIED_MODULES)
 
@@ -167,6 +169,9 @@ def _import_why(name: str) -> str:
     top = name.split(".")[0]
     if name.startswith("npukit.teach") or name == "npukit.teach":
         return "the checkers are not part of a solution"
+    if top in ALLOWED_IMPORTS and any(part.startswith("_") for part in name.split(".")):
+        return (f"{name} is a library's private module (a name part starts with an underscore); import the "
+                "public module instead")
     reason = (f"{top} reaches into the interpreter" if top in ("sys", "inspect", "gc", "ctypes", "builtins",
                                                                "importlib", "types", "__main__", "traceback",
                                                                "marshal", "pickle", "code", "codeop", "runpy",
