@@ -130,7 +130,13 @@ def roof_check(points: Sequence[Mapping[str, Any]]) -> RoofCheck:
 
 
 def reliable(check: RoofCheck | None = None) -> bool:
-    """Whether the build's roof may be read: its profile settled and ``check`` (if given) found no kernel above it.
+    """Whether a page may read the build's roof: its profile settled, and ``check`` (if given) does not impeach it.
+
+    A check with a kernel above the flat roof impeaches a roof measured once.
+    A roof that was measured again (:func:`roof_check`) and settled is
+    trusted over such kernels: two sets of estimates of it agreed, so what
+    failed is more likely the kernels' times (a page that says so adds that
+    a steady load during both measurements would have lowered the roof too).
 
     Examples
     --------
@@ -141,7 +147,8 @@ def reliable(check: RoofCheck | None = None) -> bool:
 
     if check is not None:
         _check.instance(check, "check", RoofCheck, "machine.RoofCheck")
-    return profile().settled and (check is None or not check.failed)
+    p = profile()
+    return p.settled and (check is None or not check.failed or p.remeasured > 0)
 
 
 def machine() -> MachineSpec:
