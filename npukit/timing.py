@@ -356,7 +356,8 @@ def _calibrate(fn: Callable[[], Any], min_time: float, clock: Callable[[], float
 def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None, rounds: int = 15,
             warmup: int = 2, number: int | Mapping[str, int] | None = None, min_time: float = 2e-3,
             order: str = "shuffle", threshold: float = NOISE_THRESHOLD, confidence: float = 0.95, seed: int = 0,
-            clock: Callable[[], float] = time.perf_counter, max_rounds: int | None = None) -> Comparison:
+            clock: Callable[[], float] = time.perf_counter, max_rounds: int | None = None,
+            settle: Sequence[tuple[str, str]] | None = None) -> Comparison:
     """Time several functions in interleaved rounds and compare each with a baseline.
 
     Every function is first called ``warmup`` times. Then each round calls
@@ -400,6 +401,9 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
         ``"unclear"`` (:attr:`Verdict.outcome`), time ``rounds`` more rounds,
         up to ``max_rounds`` in all. A verdict still unclear then is one
         this run could not decide.
+    settle : sequence of (name, baseline) pairs, optional
+        The verdicts ``max_rounds`` waits for (default: every function
+        against ``baseline``).
 
     Returns
     -------
@@ -450,6 +454,13 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
     if not callable(clock):
         raise TypeError(f"clock must be callable, got {type(clock).__name__}")
     limit = rounds if max_rounds is None else _check.integer(max_rounds, "max_rounds", minimum=rounds)
+    if settle is None:
+        pairs = [(k, baseline) for k in names if k != baseline]
+    else:
+        pairs = []
+        for i, pair in enumerate(_check.sequence(settle, "settle")):
+            a, b = _check.sequence(pair, f"settle[{i}]", length=2)
+            pairs.append((_check.one_of(a, f"settle[{i}][0]", names), _check.one_of(b, f"settle[{i}][1]", names)))
     if isinstance(number, Mapping):
         calls = {k: _check.integer(number.get(k), f"number[{k!r}]", minimum=1) for k in names}
     elif number is not None:
@@ -479,7 +490,7 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
         done = len(times[baseline])
         result = Comparison.from_times(times, baseline=baseline, number=calls, threshold=threshold,
                                        confidence=confidence, seed=seed)
-        if done >= limit or all(v.outcome != "unclear" for v in result.verdicts.values()):
+        if done >= limit or all(result.verdict(a, b).outcome != "unclear" for a, b in pairs):
             return result
 
 
