@@ -242,6 +242,18 @@ class Profile:
         return min(b for _, b in self.estimates), max(b for _, b in self.estimates)
 
     @property
+    def moved(self) -> bool:
+        """Whether measuring again (:attr:`remeasured`) raised the peak, the flat roof, beyond the tolerance.
+
+        A roof that moved when measured again depends on when it was measured (other programs' load), so a
+        kernel still above it says more about the roof than about the kernel.
+        """
+        if not self.remeasured:
+            return False
+        old, new = self.estimates[:-self.remeasured], self.estimates[-self.remeasured:]
+        return max(p for p, _ in new) > max(p for p, _ in old) * (1 + self.tolerance)
+
+    @property
     def how(self) -> str:
         """One sentence a page can print: how many estimates, whether they settled, their ranges."""
         (p0, p1), (b0, b1) = self.peak_range, self.bandwidth_range

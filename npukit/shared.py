@@ -132,11 +132,14 @@ def roof_check(points: Sequence[Mapping[str, Any]]) -> RoofCheck:
 def reliable(check: RoofCheck | None = None) -> bool:
     """Whether a page may read the build's roof: its profile settled, and ``check`` (if given) does not impeach it.
 
-    A check with a kernel above the flat roof impeaches a roof measured once.
-    A roof that was measured again (:func:`roof_check`) and settled is
-    trusted over such kernels: two sets of estimates of it agreed, so what
-    failed is more likely the kernels' times (a page that says so adds that
-    a steady load during both measurements would have lowered the roof too).
+    A check with a kernel above the flat roof impeaches a roof measured once,
+    and one that rose when measured again (:attr:`Profile.moved
+    <npukit.machine.Profile.moved>`: it depends on the load it was measured
+    under). A roof that was measured again (:func:`roof_check`), settled and
+    did not move is trusted over such kernels: two measurements at different
+    times agreed, so what failed is more likely the kernels' times (a page
+    that says so adds that a steady load through both would have lowered the
+    roof too).
 
     Examples
     --------
@@ -148,7 +151,7 @@ def reliable(check: RoofCheck | None = None) -> bool:
     if check is not None:
         _check.instance(check, "check", RoofCheck, "machine.RoofCheck")
     p = profile()
-    return p.settled and (check is None or not check.failed or p.remeasured > 0)
+    return p.settled and (check is None or not check.failed or (p.remeasured > 0 and not p.moved))
 
 
 def machine() -> MachineSpec:

@@ -397,10 +397,12 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
     clock : callable
         Returns seconds; ``time.perf_counter`` unless a test passes a fake one.
     max_rounds : int, optional
-        If given (>= ``rounds``): while some verdict against the baseline is
-        ``"unclear"`` (:attr:`Verdict.outcome`), time ``rounds`` more rounds,
-        up to ``max_rounds`` in all. A verdict still unclear then is one
-        this run could not decide.
+        If given (>= ``rounds``): while some verdict against the baseline
+        has an interval wider than :data:`SPREAD_CEILING` (its
+        :attr:`Verdict.spread`, which a constant factor on either side does
+        not change), time ``rounds`` more rounds, up to ``max_rounds`` in
+        all. An indistinguishable verdict still that wide is ``"unclear"``
+        (:attr:`Verdict.outcome`): one this run could not decide.
     settle : sequence of (name, baseline) pairs, optional
         The verdicts ``max_rounds`` waits for (default: every function
         against ``baseline``).
@@ -490,7 +492,7 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
         done = len(times[baseline])
         result = Comparison.from_times(times, baseline=baseline, number=calls, threshold=threshold,
                                        confidence=confidence, seed=seed)
-        if done >= limit or all(result.verdict(a, b).outcome != "unclear" for a, b in pairs):
+        if done >= limit or all(result.verdict(a, b).spread <= SPREAD_CEILING for a, b in pairs):
             return result
 
 
