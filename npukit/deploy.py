@@ -407,9 +407,16 @@ class LayerTime:
     microseconds: float  #: median real time over the runs
     share: float  #: fraction of the summed layer times
     tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",)
+    quartiles: tuple = ()  #: first and third quartiles of the runs' real time, µs (a figure's whiskers)
 
     def __post_init__(self) -> None:
         _check.record(self, text=("name", "layer_type", "kernel"), names=("tags",), seconds=("microseconds",))
+        if self.quartiles:
+            q = tuple(_check.real(x, "quartiles", minimum=0.0) for x in _check.sequence(self.quartiles, "quartiles",
+                                                                                          length=2))
+            if not q[0] <= self.microseconds <= q[1]:
+                raise ValueError(f"quartiles must bracket microseconds, got {q} and {self.microseconds}")
+            object.__setattr__(self, "quartiles", q)
         object.__setattr__(self, "share", _check.real(self.share, "share", minimum=0.0, maximum=1.0))
 
 
@@ -487,7 +494,9 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
         kinds = [bound[o] for o in originals or (name,) if o in bound]
         if kinds:
             tags.append(f"{kinds[0]}-bound")
-        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags)))
+        q = np.percentile(times[name], [25, 75])
+        rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags),
+                              (min(float(q[0]), us), max(float(q[1]), us))))
     return rows
 
 

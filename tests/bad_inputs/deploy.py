@@ -98,6 +98,8 @@ CASES = [
     bad(deploy.LayerTime, "n", "Conv", "k", -1.0, 0.5, (), names="microseconds"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 1.5, (), names="share"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, "memory-bound", exc=TypeError, names="tags"),
+    bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), (2.0, 3.0), names="quartiles"),
+    bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), (1.0,), names="quartiles"),
     bad(deploy.numbers, tally.Context(images=np.zeros((0, 3, 32, 32), np.float32)), names="ctx.images"),
     bad(deploy.benchmark_many, {"a": _compiled}, _x, exc=TypeError, names="compiled"),
     bad(deploy.benchmark_many, [_compiled, _compiled], _x, exc=TypeError, names="compiled"),
