@@ -110,8 +110,11 @@ def roof_check(points: Sequence[Mapping[str, Any]]) -> RoofCheck:
 
     Examples
     --------
-    >>> roof_check([{"name": "x", "achieved": 1.0}]).failed
+    >>> roof_check([{"name": "conv", "achieved": 1e9}]).failed  # doctest: +SKIP
     False
+
+    (Skipped here: on an unsettled profile it measures the roof again;
+    ``tests/test_machine.py`` runs it on scripted estimates.)
     """
     from . import machine as machines
     from . import measure
