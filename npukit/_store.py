@@ -114,6 +114,28 @@ def cached(name: str, compute: Callable[[], T], *, threads: int | None = None,
     return value
 
 
+def replace(name: str, value: T, *, threads: int | None = None, path: str | os.PathLike | None = None) -> T:
+    """Put ``value`` in place of :func:`cached`'s value of ``name``, in the process and in the store file.
+
+    For a measurement that a check found wrong (chapter 3 re-measures a roof
+    that a kernel came out above): every later reader gets ``value``. Only
+    safe before any page of the build has quoted the old value.
+    """
+    if not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise ValueError(f"name must be letters, digits, '_' or '-', got {name!r}")
+    where = directory(path)
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        file = where / f"{name}-{key(threads)}.pickle"
+        with _locked(where / f"{name}.lock"):
+            fd, tmp = tempfile.mkstemp(dir=where, prefix=f".{name}-", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(value, f)
+            os.replace(tmp, file)
+    _memo[f"{name}-{key(threads)}@{where}"] = value
+    return value
+
+
 def forget(name: str | None = None) -> None:
     """Drop in-process values (of ``name``, or all); files are left alone."""
     for k in [k for k in _memo if name is None or k.startswith(f"{name}-")]:

@@ -18,7 +18,7 @@ See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any, Callable, Mapping, Sequence
 
@@ -40,15 +40,6 @@ def _timing(repeat: Any, warmup: Any, seed: Any) -> tuple[int, int, np.random.Ge
     repeat = _check.integer(repeat, "repeat", minimum=1, maximum=1_000)
     warmup = _check.integer(warmup, "warmup", minimum=0, maximum=1_000)
     return repeat, warmup, np.random.default_rng(_check.integer(seed, "seed", minimum=0))
-
-
-def _fastest(fn: Callable[[], Any], repeat: int, number: int = 1) -> float:
-    """Seconds per call of ``fn``: the fastest of ``repeat`` timings of ``number`` calls, after one warm-up.
-
-    The fastest run is the least disturbed one on a machine shared with other work.
-    """
-    fn()
-    return min(measure.timeit(fn, repeat=1, warmup=0, number=number) for _ in range(repeat))
 
 
 def _seconds(values: Any, name: str, *, zero: bool = False) -> tuple[float, ...]:
@@ -620,9 +611,16 @@ class Transposes:
     naive: float
     sides: tuple[int, ...]
     blocked: tuple[float, ...]
+    #: name → seconds per call, one per interleaved round ("copy", "naive", "blocked <b>", and with
+    #: ``odd_n`` "odd copy" and "odd naive"); empty for a record built from medians alone
+    times: dict = field(default_factory=dict)
+    odd_n: int = 0  #: side of the second array (not a power of two) timed in the same rounds, or 0
 
     def __post_init__(self) -> None:
         _check.integer(self.n, "n", minimum=1)
+        _check.integer(self.odd_n, "odd_n", minimum=0)
+        if not isinstance(self.times, Mapping):
+            raise TypeError(f"times must be a mapping of names to per-round times, got {type(self.times).__name__}")
         _check.integer(self.itemsize, "itemsize", minimum=1)
         for field in ("copy", "naive"):
             object.__setattr__(self, field, _check.positive(getattr(self, field), field))
@@ -637,26 +635,63 @@ class Transposes:
         """Bytes read plus bytes written per second, for a transpose or copy that took ``seconds``."""
         return 2 * self.n**2 * self.itemsize / _check.positive(seconds, "seconds")
 
+    @property
+    def comparison(self) -> measure.Comparison:
+        """The interleaved rounds (:attr:`times`) as a :class:`npukit.measure.Comparison`, the naive transpose the baseline.
 
-def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512), *, repeat: int = 3,
-               seed: int = 0) -> Transposes:
-    """Time a float32 ``n×n`` copy, its naive transpose and blocked transposes with ``b×b`` blocks.
+        Raises
+        ------
+        ValueError
+            For a record without rounds.
+        """
+        if not self.times:
+            raise ValueError("this Transposes holds medians only, no interleaved rounds")
+        return measure.Comparison.from_times(self.times, baseline="naive")
+
+    def verdict(self, name: str, baseline: str = "naive") -> measure.Verdict:
+        """``name``'s time over ``baseline``'s (names of :attr:`times`), round by round."""
+        return self.comparison.verdict(name, baseline)
+
+    def odd_verdict(self) -> measure.Verdict:
+        """The odd-sided array's naive transpose in units of its copy, over the power-of-two one's, per round.
+
+        Below 1: the transpose of the array whose rows are not a power of two apart cost fewer copies' time.
+        """
+        if not self.odd_n:
+            raise ValueError("this Transposes has no odd-sided array (odd_n = 0)")
+        t = self.times
+        pow2 = [a / b for a, b in zip(t["naive"], t["copy"])]
+        odd = [a / b for a, b in zip(t["odd naive"], t["odd copy"])]
+        return measure.Comparison.from_times({f"{self.n}²": pow2, f"{self.odd_n}²": odd}).verdict(f"{self.odd_n}²")
+
+
+def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512), *, rounds: int = 15,
+               seed: int = 0, odd: int = 0) -> Transposes:
+    """Time a float32 ``n×n`` copy, its naive transpose and blocked transposes with ``b×b`` blocks, interleaved.
 
     The naive transpose ``np.copyto(out, a.T)`` writes ``out`` row by row
     and so reads ``a`` down its columns: one element from each line, the
     line's other elements needed again only ``n`` reads later. A blocked
     transpose copies ``b×b`` blocks, each small enough for its lines to stay
-    in a cache until all their elements are used. Every result is checked
-    against ``a.T``. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    in a cache until all their elements are used. With ``odd`` > 0 a copy
+    and a naive transpose of an ``(n + odd)``-sided array join them, whose
+    rows are not a power of two apart. Everything is timed by
+    :func:`npukit.measure.compare` in the same ``rounds`` interleaved rounds
+    (one call each per round, after one warm-up), so any two can be compared
+    round by round (:meth:`Transposes.verdict`,
+    :meth:`Transposes.odd_verdict`). Every result is checked against
+    ``a.T``. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
     n : int
         Array side (≥ 1); make ``n`` lines (``n·64`` bytes) larger than the L1 cache.
     sides : sequence of int
-        Block sides, at least one.
-    repeat, seed : int
-        Timed repetitions (≥ 1; the fastest counts, after one warm-up) and seed (≥ 0).
+        Block sides, at least one, increasing.
+    rounds, seed : int
+        Interleaved rounds (≥ 3) and seed of the data and the rounds' order (≥ 0).
+    odd : int
+        Added to ``n`` for the second array (≥ 0; 0: none).
 
     Returns
     -------
@@ -669,30 +704,37 @@ def transposes(n: int = 4096, sides: Sequence[int] = (16, 32, 64, 128, 256, 512)
 
     Examples
     --------
-    >>> t = transposes(64, sides=(8, 16), repeat=1)
-    >>> t.sides, len(t.blocked), t.rate(t.copy) > 0
-    ((8, 16), 2, True)
+    >>> t = transposes(64, sides=(8, 16), rounds=3, odd=8)
+    >>> t.sides, len(t.blocked), t.rate(t.copy) > 0, t.odd_n, t.verdict("blocked 16").rounds
+    ((8, 16), 2, True, 72, 3)
     """
     n = _check.integer(n, "n", minimum=1)
-    _check.allocation(2 * 4 * n * n, "n")  # the float32 matrix and its transpose
+    odd = _check.integer(odd, "odd", minimum=0, maximum=10_000)
+    _check.allocation(2 * 4 * (n * n + (n + odd) ** 2 * (odd > 0)), "n")  # the matrices and their transposes
     sides = _positives(sides, "sides")
     if any(b >= c for b, c in zip(sides, sides[1:])):
         raise ValueError(f"sides must be increasing, got {sides}")
-    repeat, _, rng = _timing(repeat, 0, seed)
+    rounds = _check.integer(rounds, "rounds", minimum=3, maximum=1_000)
+    rng = np.random.default_rng(_check.integer(seed, "seed", minimum=0))
     a = rng.standard_normal((n, n), dtype=np.float32)
     out = np.empty_like(a)
-    tifastest = lambda f: _fastest(f, repeat)  # noqa: E731
-    copy, naive = tifastest(lambda: np.copyto(out, a)), tifastest(lambda: np.copyto(out, a.T))
-    blocked = []
+    fns: dict[str, Callable[[], Any]] = {"copy": lambda: np.copyto(out, a), "naive": lambda: np.copyto(out, a.T)}
     for b in sides:
         cuts = [slice(s, s + b) for s in range(0, n, b)]
 
-        def block() -> None:
+        def block(cuts: list = cuts) -> None:
             for i, j in itertools.product(cuts, cuts):
                 np.copyto(out[j, i], a[i, j].T)
 
         out.fill(0)
-        blocked.append(tifastest(block))
+        block()
         if not np.array_equal(out, a.T):
             raise AssertionError(f"the blocked transpose with b = {b} is wrong")
-    return Transposes(n, a.itemsize, copy, naive, tuple(sides), tuple(blocked))
+        fns[f"blocked {b}"] = block
+    if odd:
+        a2 = rng.standard_normal((n + odd, n + odd), dtype=np.float32)
+        out2 = np.empty_like(a2)
+        fns["odd copy"], fns["odd naive"] = (lambda: np.copyto(out2, a2)), (lambda: np.copyto(out2, a2.T))
+    c = measure.compare(fns, baseline="naive", rounds=rounds, warmup=1, number=1, seed=seed)
+    return Transposes(n, a.itemsize, c["copy"], c["naive"], tuple(sides), tuple(c[f"blocked {b}"] for b in sides),
+                      dict(c.times), n + odd if odd else 0)

@@ -473,6 +473,15 @@ class LayerTime:
         object.__setattr__(self, "times", tuple(_check.real(t, f"times[{i}]", minimum=0.0)
                                                 for i, t in enumerate(times)))
 
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        """First and third quartiles of :attr:`times` across rounds, µs, bracketing the median (a figure's
+        whiskers); ``(microseconds, microseconds)`` with fewer than two rounds."""
+        if len(self.times) < 2:
+            return (self.microseconds, self.microseconds)
+        q1, q3 = np.percentile(self.times, [25, 75])
+        return (min(float(q1), self.microseconds), max(float(q3), self.microseconds))
+
 
 @dataclasses.dataclass(frozen=True)
 class LayerProfile:

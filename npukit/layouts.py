@@ -714,12 +714,16 @@ MIN_TIME = 0.01
 
 def measure_conversions(cases: Sequence[Sequence[Any]], *, dtype: Any = "float32", rounds: int = ROUNDS,
                         warmup: int = 2, number: int | None = None, min_time: float = MIN_TIME,
-                        seed: int = 0) -> list[Conversion]:
+                        seed: int = 0, max_rounds: int | None = None) -> list[Conversion]:
     """Time several layout conversions, each beside a plain copy of the same bytes, all in the same rounds.
 
-    Every case gets its own input, copy destination and conversion
-    destination, allocated (and touched) beforehand, so no call pays for
-    allocation or first-touch page faults. Then :func:`npukit.measure.compare`
+    Every case gets its own input and conversion destination, allocated (and
+    touched) beforehand, so no call pays for allocation or first-touch page
+    faults. Cases of the same byte size share one copy (its own input and
+    destination, of that size): one copy time per size, so two conversions
+    of the same size are held against the same baseline (two copies of the
+    same bytes, calibrated apart, can differ by a factor of two on a busy
+    machine). Then :func:`npukit.measure.compare`
     times every copy and every conversion of every case in ``rounds``
     interleaved rounds, in an order shuffled each round, so a burst of load
     from other programs hits all of them alike and two conversions of this
@@ -746,6 +750,10 @@ def measure_conversions(cases: Sequence[Sequence[Any]], *, dtype: Any = "float32
         (:data:`MIN_TIME`).
     seed : int
         Seed of the shuffled order and of the verdicts' bootstrap (>= 0).
+    max_rounds : int, optional
+        As for :func:`npukit.measure.compare`: rounds are added, ``rounds``
+        at a time up to ``max_rounds``, while some conversion's verdict
+        against its copy is unclear.
 
     Returns
     -------
@@ -782,21 +790,28 @@ def measure_conversions(cases: Sequence[Sequence[Any]], *, dtype: Any = "float32
     # the data, its copy and its conversion, every case at once
     _check.allocation(sum(3 * math.prod(s) * max(dtype.itemsize, 8) for s, _, _, _ in checked), "cases")
     rng = np.random.default_rng(0)
-    fns, inputs, views = {}, [], []
+    fns, inputs, views, copy_of = {}, [], [], []
     for i, (shape, src, block, dst) in enumerate(checked):
         x = rng.standard_normal(shape).astype(dtype)  # any values will do
-        copy_out = np.empty_like(x)
         convert_fn, view_fn = _conversion_calls(x, src, dst, block)
-        convert_fn(), np.copyto(copy_out, x)  # touch both outputs before timing
-        fns[f"{i} copy"] = lambda x=x, out=copy_out: np.copyto(out, x)
+        convert_fn()  # touch the output before timing
+        copy = f"copy {x.nbytes}"                      # one copy per byte size, shared by its conversions
+        if copy not in fns:
+            src_bytes, copy_out = rng.standard_normal(shape).astype(dtype), np.empty_like(x)
+            np.copyto(copy_out, src_bytes)
+            fns[copy] = lambda x=src_bytes, out=copy_out: np.copyto(out, x)
         fns[f"{i} conversion"] = convert_fn
         inputs.append(x)
         views.append(view_fn)
-    c = measure.compare(fns, rounds=rounds, warmup=warmup, number=number, min_time=min_time, seed=seed)
+        copy_of.append(copy)
+    if max_rounds is not None:
+        max_rounds = _check.integer(max_rounds, "max_rounds", minimum=rounds)
+    c = measure.compare(fns, rounds=rounds, warmup=warmup, number=number, min_time=min_time, seed=seed,
+                        max_rounds=max_rounds, settle=[(f"{i} conversion", k) for i, k in enumerate(copy_of)])
     out = []
     for i, ((shape, src, block, dst), x, view_fn) in enumerate(zip(checked, inputs, views)):
         view_s = measure.timeit(view_fn, repeat=5, warmup=1, number=20) if view_fn is not None else float("nan")
-        copies, converts = c.times[f"{i} copy"], c.times[f"{i} conversion"]
+        copies, converts = c.times[copy_of[i]], c.times[f"{i} conversion"]
         out.append(Conversion(shape, src, dst, dtype.name, int(x.nbytes), statistics.median(converts),
                               statistics.median(copies), view_s, copies, converts))
     return out

@@ -34,7 +34,7 @@ from . import _check, _store
 from .graphs import MachineSpec
 
 __all__ = ["TOLERANCE", "MAX_ESTIMATES", "FMA_UNITS", "CLOCK_CEILING_HZ", "MeasurementError", "Ceiling",
-           "theoretical_peak", "Profile", "measure_profile", "profile", "RoofCheck", "check_roof"]
+           "remeasure_profile", "theoretical_peak", "Profile", "measure_profile", "profile", "RoofCheck", "check_roof"]
 
 #: Two consecutive estimates of the peak and of the bandwidth agree when they differ by at most this fraction.
 TOLERANCE = 0.05
@@ -225,6 +225,7 @@ class Profile:
     ceiling: Ceiling
     caches: dict = field(default_factory=dict)
     summary: str = ""  #: :func:`npukit.measure.machine_summary` when measured
+    remeasured: int = 0  #: estimates added by :func:`remeasure_profile` after a check found the roof unreliable
 
     @property
     def threads(self) -> int:
@@ -241,6 +242,18 @@ class Profile:
         return min(b for _, b in self.estimates), max(b for _, b in self.estimates)
 
     @property
+    def moved(self) -> bool:
+        """Whether measuring again (:attr:`remeasured`) raised the peak, the flat roof, beyond the tolerance.
+
+        A roof that moved when measured again depends on when it was measured (other programs' load), so a
+        kernel still above it says more about the roof than about the kernel.
+        """
+        if not self.remeasured:
+            return False
+        old, new = self.estimates[:-self.remeasured], self.estimates[-self.remeasured:]
+        return max(p for p, _ in new) > max(p for p, _ in old) * (1 + self.tolerance)
+
+    @property
     def how(self) -> str:
         """One sentence a page can print: how many estimates, whether they settled, their ranges."""
         (p0, p1), (b0, b1) = self.peak_range, self.bandwidth_range
@@ -248,7 +261,9 @@ class Profile:
         agreed = (f"the last two agreed within {self.tolerance:.0%}" if self.settled else
                   f"no two consecutive ones agreed within {self.tolerance:.0%}, so the spread below is the "
                   "uncertainty")
-        return (f"{n} estimate{'s' * (n != 1)} on {self.threads} thread{'s' * (self.threads != 1)}: {agreed} "
+        again = (f", {self.remeasured} of them measured again after a check found the first roof unreliable"
+                 if self.remeasured else "")
+        return (f"{n} estimate{'s' * (n != 1)} on {self.threads} thread{'s' * (self.threads != 1)}{again}: {agreed} "
                 f"(peak {p0 / 1e9:.1f} to {p1 / 1e9:.1f} GFLOP/s, bandwidth {b0 / 1e9:.1f} to {b1 / 1e9:.1f} GB/s)")
 
 
@@ -295,26 +310,37 @@ def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
     >>> len(p.estimates), p.machine.threads, p.machine.peak_flops == max(e[0] for e in p.estimates)
     (2, 1, True)
     """
-    from . import measure, roofline
+    from . import roofline
 
     tolerance = _check.fraction(tolerance, "tolerance")
     if tolerance == 0:
         raise ValueError("tolerance must be in (0, 1), got 0")
     max_estimates = _check.integer(max_estimates, "max_estimates", minimum=2)
     estimates: list[MachineSpec] = []
-    settled = False
     while len(estimates) < max_estimates:
         estimates.append(roofline.measure_machine(repeat=repeat, n=n, nbytes=nbytes, threads=threads))
-        if len(estimates) >= 2:
-            a, b = estimates[-2:]
-            settled = (abs(a.peak_flops - b.peak_flops) <= tolerance * max(a.peak_flops, b.peak_flops)
-                       and abs(a.bandwidth - b.bandwidth) <= tolerance * max(a.bandwidth, b.bandwidth))
-            if settled:
-                break
+        if len(estimates) >= 2 and _combine(estimates, tolerance, max_estimates).settled:
+            break
+    return _combine(estimates, tolerance, max_estimates)
+
+
+def _combine(estimates: Sequence[MachineSpec], tolerance: float, max_estimates: int,
+             extra: Sequence[tuple[float, float]] = (), remeasured: int = 0) -> Profile:
+    """The profile of ``extra`` (earlier ``(peak, bandwidth)`` pairs) and ``estimates``: the highest of each."""
+    from . import measure
+
+    settled = False
+    if len(estimates) >= 2:
+        a, b = estimates[-2:]
+        settled = (abs(a.peak_flops - b.peak_flops) <= tolerance * max(a.peak_flops, b.peak_flops)
+                   and abs(a.bandwidth - b.bandwidth) <= tolerance * max(a.bandwidth, b.bandwidth))
     best_peak = max(estimates, key=lambda m: m.peak_flops)
     best_bw = max(estimates, key=lambda m: m.bandwidth)
-    said = f"; the highest of {len(estimates)} such estimates"
-    spec = MachineSpec(best_peak.peak_flops, best_bw.bandwidth, best_peak.cpu, best_peak.peak_how + said,
+    pairs = (*extra, *((m.peak_flops, m.bandwidth) for m in estimates))
+    peak = max(p for p, _ in pairs)
+    bandwidth = max(b for _, b in pairs)
+    said = f"; the highest of {len(pairs)} such estimates"
+    spec = MachineSpec(peak, bandwidth, best_peak.cpu, best_peak.peak_how + said,
                        best_bw.bandwidth_how + said, threads=best_peak.threads, copy_bytes=best_bw.copy_bytes)
     ceiling = theoretical_peak(spec.threads)
     if ceiling.flops is not None and spec.peak_flops > ceiling.flops:
@@ -322,8 +348,48 @@ def measure_profile(*, threads: int | None = None, tolerance: float = TOLERANCE,
             f"the measured peak, {spec.peak_flops / 1e9:.1f} GFLOP/s, is above this CPU's theoretical ceiling of "
             f"{ceiling.flops / 1e9:.1f} GFLOP/s ({ceiling.how}): the timer or the FLOP count is wrong, and no "
             "page may print this roofline")
-    return Profile(spec, tuple((m.peak_flops, m.bandwidth) for m in estimates), tolerance, settled, ceiling,
-                   measure.cache_sizes(), measure.machine_summary())
+    return Profile(spec, pairs, tolerance, settled, ceiling, measure.cache_sizes(), measure.machine_summary(),
+                   remeasured)
+
+
+def remeasure_profile(previous: Profile, *, estimates: int = MAX_ESTIMATES, repeat: int = 7,
+                      n: int = 1024, nbytes: int | None = None) -> Profile:
+    """Measure a profile again after a check found it unreliable, keeping the earlier estimates.
+
+    ``estimates`` more estimates of :func:`npukit.roofline.measure_machine`
+    (each one its BLAS products and its copies, one after the other, so a
+    burst of load from other programs falls on both), stopping early once
+    two consecutive new ones agree within the profile's tolerance. The
+    roof is the highest of the old and the new estimates (a roof is a
+    ceiling), and ``settled`` says whether the new ones settled. Chapter 3
+    calls it through :func:`npukit.shared.roof_check` when a measured kernel
+    came out above the flat roof or the first profile did not settle.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``previous`` is not a Profile or a count is out of range.
+    MeasurementError
+        As for :func:`measure_profile`.
+
+    Examples
+    --------
+    >>> p = measure_profile(threads=1, max_estimates=2, repeat=1, n=128, nbytes=2**20)
+    >>> q = remeasure_profile(p, estimates=2, repeat=1, n=128, nbytes=2**20)
+    >>> len(q.estimates), q.remeasured, q.machine.peak_flops >= p.machine.peak_flops
+    (4, 2, True)
+    """
+    from . import roofline
+
+    _check.instance(previous, "previous", Profile, "machine.Profile")
+    estimates = _check.integer(estimates, "estimates", minimum=2)
+    new: list[MachineSpec] = []
+    while len(new) < estimates:
+        new.append(roofline.measure_machine(repeat=repeat, n=n, nbytes=nbytes, threads=previous.threads))
+        if len(new) >= 2 and _combine(new, previous.tolerance, estimates).settled:
+            break
+    return _combine(new, previous.tolerance, estimates, extra=previous.estimates,
+                    remeasured=previous.remeasured + len(new))
 
 
 def profile(threads: int | None = None, *, path: Any = None) -> Profile:

@@ -51,13 +51,14 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from . import _check
-from .timing import NOISE_THRESHOLD, Comparison, Judgement, Verdict, compare, judge, recheck
+from .timing import NOISE_THRESHOLD, SPREAD_CEILING, Comparison, Judgement, Verdict, compare, judge, recheck
 
 __all__ = [
     "cache_sizes",
     "last_level_cache",
     "timeit",
     "NOISE_THRESHOLD",
+    "SPREAD_CEILING",
     "compare",
     "Comparison",
     "Verdict",

@@ -215,7 +215,8 @@ def stream_bandwidth(nbytes: int, *, kernel: str = "copy", threads: int | None =
 
 
 def stream_comparison(cases: Mapping[str, Sequence[Any]], *, threads: int | None = None, rounds: int = 15,
-                      warmup: int = 1, seed: int = 0) -> Any:
+                      warmup: int = 1, seed: int = 0, max_rounds: int | None = None,
+                      settle: Sequence[tuple[str, str]] | None = None) -> Any:
     """Time several streaming kernels in the same interleaved rounds, per byte they count.
 
     Each case is ``name: (nbytes, kernel)``, a kernel of
@@ -242,6 +243,8 @@ def stream_comparison(cases: Mapping[str, Sequence[Any]], *, threads: int | None
         Untimed calls of each case before the rounds (≥ 0).
     seed : int
         Seed of the shuffled order and of the verdicts' bootstrap (≥ 0).
+    max_rounds, settle
+        As for :func:`npukit.measure.compare` (``settle`` names pairs of cases).
 
     Returns
     -------
@@ -309,7 +312,8 @@ def stream_comparison(cases: Mapping[str, Sequence[Any]], *, threads: int | None
 
     try:
         made = {name: make(*case) for name, case in checked.items()}
-        c = measure.compare({k: f for k, (f, _) in made.items()}, rounds=rounds, warmup=warmup, number=1, seed=seed)
+        c = measure.compare({k: f for k, (f, _) in made.items()}, rounds=rounds, warmup=warmup, number=1, seed=seed,
+                            max_rounds=max_rounds, settle=settle)
     finally:
         if pool is not None:
             pool.shutdown()

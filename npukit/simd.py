@@ -295,7 +295,7 @@ def _layout_calls(op: str, shape: tuple[int, ...], kernel: int) -> tuple[Callabl
 
 def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, kernel: int = 3,
                     repeat: int | None = None, warmup: int = 1, rounds: int = 15, min_time: float = 0.01,
-                    seed: int = 0) -> list[LayoutTiming]:
+                    seed: int = 0, max_rounds: int | None = None) -> list[LayoutTiming]:
     """Time one operation on each shape twice, on the same values stored in NCHW and in NHWC.
 
     A controlled experiment: same values, same arithmetic, outputs in buffers
@@ -339,6 +339,10 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
         a verdict's interval is formed).
     seed : int
         Seed of the shuffled order (≥ 0).
+    max_rounds : int, optional
+        As for :func:`npukit.measure.compare`: rounds are added, ``rounds``
+        at a time up to ``max_rounds``, while some shape's NCHW-against-NHWC
+        verdict is unclear.
 
     Returns
     -------
@@ -377,7 +381,10 @@ def measure_layouts(shapes: Sequence[Sequence[int]], op: str = "depthwise", *, k
         nchw, nhwc = _layout_calls(op, s, kernel)
         nchw(), nhwc()  # touch every buffer before timing
         fns[f"{i} NCHW"], fns[f"{i} NHWC"] = nchw, nhwc
-    c = measure.compare(fns, rounds=max(rounds, 3), warmup=warmup, number=repeat, min_time=min_time, seed=seed)
+    if max_rounds is not None:
+        max_rounds = _check.integer(max_rounds, "max_rounds", minimum=max(rounds, 3), maximum=10_000)
+    c = measure.compare(fns, rounds=max(rounds, 3), warmup=warmup, number=repeat, min_time=min_time, seed=seed,
+                        max_rounds=max_rounds, settle=[(f"{i} NCHW", f"{i} NHWC") for i in range(len(shapes))])
     out = []
     for i, s in enumerate(shapes):
         a, b = c.times[f"{i} NCHW"], c.times[f"{i} NHWC"]

@@ -31,12 +31,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _check
 
-__all__ = ["NOISE_THRESHOLD", "compare", "Comparison", "Verdict", "judge", "recheck", "Judgement"]
+__all__ = ["NOISE_THRESHOLD", "SPREAD_CEILING", "compare", "Comparison", "Verdict", "judge", "recheck", "Judgement"]
 
 #: Ratios within this relative distance of 1 are never called a difference (Criterion.rs's
 #: "noise threshold", whose default is 1 %): on a shared 2-core machine two runs of the same
 #: code differ by a few percent, so a smaller difference is not evidence of one.
 NOISE_THRESHOLD = 0.05
+
+#: An "indistinguishable" verdict whose interval spreads by more than this (:attr:`Verdict.spread`) says
+#: nothing: the run could not tell whether the two differ (:attr:`Verdict.outcome` ``"unclear"``). The same
+#: bound as :func:`judge`'s default ``ceiling``, within which a lab's right prediction can be told from a wrong one.
+SPREAD_CEILING = 0.35
 
 
 def _bootstrap_median(ratios: Sequence[float], confidence: float, seed: int) -> tuple[float, float]:
@@ -121,6 +126,34 @@ class Verdict:
         if self.high < 1 / (1 + self.threshold):
             return "faster"
         return "indistinguishable"
+
+    @property
+    def outcome(self) -> str:
+        """:attr:`word`, or ``"unclear"`` for an indistinguishable verdict whose :attr:`spread` exceeds
+        :data:`SPREAD_CEILING`: such an interval holds both "equal" and "several times apart", and a page
+        draws no conclusion from it.
+
+        >>> Verdict("a", "b", 0.97, 0.64, 1.84, 0.95, 0.05, 15).outcome
+        'unclear'
+        >>> Verdict("a", "b", 1.01, 0.97, 1.06, 0.95, 0.05, 15).outcome
+        'indistinguishable'
+        """
+        if self.word == "indistinguishable" and self.spread > SPREAD_CEILING:
+            return "unclear"
+        return self.word
+
+    @property
+    def statement(self) -> str:
+        """:attr:`phrase`, or for an ``"unclear"`` :attr:`outcome` a fragment that says the run could not tell.
+
+        Reads true after ``f"{name} was "``: ``"not told apart from FP32 by this run: its time 0.64 to 1.84
+        times FP32's (…); an interval this wide holds both no difference and a large one"``.
+        """
+        if self.outcome != "unclear":
+            return self.phrase
+        return (f"not told apart from {self.baseline} by this run: its time {self.low:.2f} to {self.high:.2f} "
+                f"times {self.baseline}'s ({self.confidence:.0%} interval, {self.rounds} interleaved rounds); "
+                "an interval this wide holds both no difference and a large one")
 
     @property
     def speedup(self) -> float:
@@ -323,7 +356,8 @@ def _calibrate(fn: Callable[[], Any], min_time: float, clock: Callable[[], float
 def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None, rounds: int = 15,
             warmup: int = 2, number: int | Mapping[str, int] | None = None, min_time: float = 2e-3,
             order: str = "shuffle", threshold: float = NOISE_THRESHOLD, confidence: float = 0.95, seed: int = 0,
-            clock: Callable[[], float] = time.perf_counter) -> Comparison:
+            clock: Callable[[], float] = time.perf_counter, max_rounds: int | None = None,
+            settle: Sequence[tuple[str, str]] | None = None) -> Comparison:
     """Time several functions in interleaved rounds and compare each with a baseline.
 
     Every function is first called ``warmup`` times. Then each round calls
@@ -362,6 +396,16 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
         Seed of the shuffled order and the bootstrap (>= 0).
     clock : callable
         Returns seconds; ``time.perf_counter`` unless a test passes a fake one.
+    max_rounds : int, optional
+        If given (>= ``rounds``): while some verdict against the baseline
+        has an interval wider than :data:`SPREAD_CEILING` (its
+        :attr:`Verdict.spread`, which a constant factor on either side does
+        not change), time ``rounds`` more rounds, up to ``max_rounds`` in
+        all. An indistinguishable verdict still that wide is ``"unclear"``
+        (:attr:`Verdict.outcome`): one this run could not decide.
+    settle : sequence of (name, baseline) pairs, optional
+        The verdicts ``max_rounds`` waits for (default: every function
+        against ``baseline``).
 
     Returns
     -------
@@ -411,6 +455,14 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
     seed = _check.integer(seed, "seed", minimum=0)
     if not callable(clock):
         raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+    limit = rounds if max_rounds is None else _check.integer(max_rounds, "max_rounds", minimum=rounds)
+    if settle is None:
+        pairs = [(k, baseline) for k in names if k != baseline]
+    else:
+        pairs = []
+        for i, pair in enumerate(_check.sequence(settle, "settle")):
+            a, b = _check.sequence(pair, f"settle[{i}]", length=2)
+            pairs.append((_check.one_of(a, f"settle[{i}][0]", names), _check.one_of(b, f"settle[{i}][1]", names)))
     if isinstance(number, Mapping):
         calls = {k: _check.integer(number.get(k), f"number[{k!r}]", minimum=1) for k in names}
     elif number is not None:
@@ -426,17 +478,22 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
 
     rng = np.random.default_rng(seed)
     times: dict[str, list[float]] = {k: [] for k in names}
-    for i in range(rounds):
-        turn = ([names[j] for j in rng.permutation(len(names))] if order == "shuffle"
-                else list(names[i % len(names):] + names[:i % len(names)]))
-        for k in turn:
-            fn, n = fns[k], calls[k]
-            t0 = clock()
-            for _ in range(n):
-                fn()
-            times[k].append(max(clock() - t0, 1e-12) / n)   # a clock that did not tick: one picosecond
-    return Comparison.from_times(times, baseline=baseline, number=calls, threshold=threshold,
-                                 confidence=confidence, seed=seed)
+    done = 0
+    while True:
+        for i in range(done, min(done + rounds, limit)):
+            turn = ([names[j] for j in rng.permutation(len(names))] if order == "shuffle"
+                    else list(names[i % len(names):] + names[:i % len(names)]))
+            for k in turn:
+                fn, n = fns[k], calls[k]
+                t0 = clock()
+                for _ in range(n):
+                    fn()
+                times[k].append(max(clock() - t0, 1e-12) / n)   # a clock that did not tick: one picosecond
+        done = len(times[baseline])
+        result = Comparison.from_times(times, baseline=baseline, number=calls, threshold=threshold,
+                                       confidence=confidence, seed=seed)
+        if done >= limit or all(result.verdict(a, b).spread <= SPREAD_CEILING for a, b in pairs):
+            return result
 
 
 # ---- judging a prediction ---------------------------------------------------------------------------

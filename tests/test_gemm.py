@@ -505,8 +505,15 @@ def test_breakdown_times_a_ladder_in_its_own_rounds():
 
 
 def test_transposes_measure_and_draw():
-    t = blas.transposes(96, sides=(8, 32, 200), repeat=1)
-    assert t.sides == (8, 32, 200) and len(t.blocked) == 3 and t.itemsize == 4
+    t = blas.transposes(96, sides=(8, 32, 200), rounds=3, odd=8)
+    assert t.sides == (8, 32, 200) and len(t.blocked) == 3 and t.itemsize == 4 and t.odd_n == 104
+    assert all(len(v) == 3 for v in t.times.values()) and t.comparison.baseline == "naive"
+    v = t.odd_verdict()          # per-round (odd naive / odd copy) over (naive / copy)
+    pow2 = [a / b for a, b in zip(t.times["naive"], t.times["copy"])]
+    odd = [a / b for a, b in zip(t.times["odd naive"], t.times["odd copy"])]
+    assert v.ratio == pytest.approx(float(np.median([o / q for o, q in zip(odd, pow2)])))
+    with pytest.raises(ValueError, match="no odd-sided"):
+        blas.Transposes(64, 4, 1e-5, 1e-4, (8,), (3e-5,)).odd_verdict()
     assert t.rate(1.0) == 2 * 96 * 96 * 4
     fig = fg.transpose_figure(t)
     assert list(fig.data[0].x) == [8, 32, 200]

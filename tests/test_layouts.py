@@ -566,11 +566,11 @@ def test_measure_conversions_keeps_each_round_paired(monkeypatch):
     """Every copy and conversion of the call comes from the same rounds; the records keep them in order."""
     from npukit import measure
 
-    per_round = {"0 copy": [1e-6, 2e-6, 4e-6], "0 conversion": [3e-6, 6e-6, 12e-6],
-                 "1 copy": [2e-6, 4e-6, 8e-6], "1 conversion": [2e-6, 4e-6, 8e-6]}
+    per_round = {"copy 768": [1e-6, 2e-6, 4e-6], "0 conversion": [3e-6, 6e-6, 12e-6],   # one copy per byte size
+                 "copy 1024": [2e-6, 4e-6, 8e-6], "1 conversion": [2e-6, 4e-6, 8e-6]}
     monkeypatch.setattr(measure, "compare", _fake_compare(per_round.__getitem__))
     a, b = L.measure_conversions([((1, 3, 8, 8), "NCHW", "NHWC"), ((1, 16, 4, 4), "NCHW", "NCHW8c")], rounds=3)
-    assert (a.copy_times, a.convert_times) == (tuple(per_round["0 copy"]), tuple(per_round["0 conversion"]))
+    assert (a.copy_times, a.convert_times) == (tuple(per_round["copy 768"]), tuple(per_round["0 conversion"]))
     assert a.copy_s == 2e-6 and a.convert_s == 6e-6 and a.rounds == 3
     assert a.ratios == pytest.approx((3.0, 3.0, 3.0)) and a.slowdown == pytest.approx(3.0)
     v = a.verdict      # a slow round slows both sides and cancels: the interval is the single ratio
@@ -579,6 +579,23 @@ def test_measure_conversions_keeps_each_round_paired(monkeypatch):
     # two conversions of one call compared round by round
     both = measure.Comparison.from_times({"a": a.convert_times, "b": b.convert_times}).verdict("b")
     assert both.ratio == pytest.approx(2 / 3) and both.word == "faster"
+
+
+def test_conversions_of_one_byte_size_share_one_copy(monkeypatch):
+    """Two conversions of the same bytes are held against one copy, timed once per round."""
+    from npukit import measure
+
+    seen = []
+    per_round = {"copy 1024": [2e-6, 4e-6, 8e-6], "0 conversion": [3e-6, 6e-6, 12e-6],
+                 "1 conversion": [4e-6, 8e-6, 16e-6]}
+
+    def times_of(k):
+        seen.append(k)
+        return per_round[k]
+    monkeypatch.setattr(measure, "compare", _fake_compare(times_of))
+    a, b = L.measure_conversions([((1, 16, 4, 4), "NCHW", "NHWC"), ((1, 16, 4, 4), "NCHW", "NCHW8c")], rounds=3)
+    assert sorted(seen) == ["0 conversion", "1 conversion", "copy 1024"] and a.copy_times == b.copy_times
+    assert a.slowdown == pytest.approx(1.5) and b.slowdown == pytest.approx(2.0)
 
 
 def test_measure_conversion_makes_at_least_three_rounds():

@@ -131,3 +131,63 @@ def test_check_roof_names_kernels_above_the_flat_roof_as_a_failed_measurement():
     assert "cache reuse" not in r.sentence
     ok = machine.check_roof(m, [{"name": "conv", "achieved": 80e9}])
     assert not ok.failed and ok.sentence.startswith("None of the 1 measured kernels")
+
+
+def test_a_roof_a_kernel_beats_is_measured_again_once_and_replaced_in_the_store(monkeypatch, tmp_path):
+    from npukit import measure, shared
+
+    _store.forget()
+    monkeypatch.setenv(_store.ENV, str(tmp_path))
+    monkeypatch.setattr(measure, "cores", lambda: 1)
+    calls = _scripted(monkeypatch, [(100, 30), (101, 30), (150, 40), (152, 40), (500, 500)])
+    first = shared.profile()
+    assert first.settled and first.machine.peak_flops == 101e9 and len(calls) == 2
+    check = shared.roof_check([{"name": "conv", "achieved": 120e9}])   # above the first roof
+    assert len(calls) == 4 and not check.failed and check.peak == 152e9
+    _store.forget()                                                   # a later page's kernel reads the new roof
+    again = shared.profile()
+    assert again.remeasured == 2 and again.machine.peak_flops == 152e9 and again.machine.bandwidth == 40e9
+    assert "2 of them measured again" in again.how and len(again.estimates) == 4
+    still = shared.roof_check([{"name": "conv", "achieved": 200e9}])  # measured again only once per build
+    assert still.failed and len(calls) == 4 and shared.reliable(check) and again.moved
+    assert not shared.reliable(still)      # the roof rose when measured again and a kernel still beats it
+    _store.forget()
+
+
+def test_an_unsettled_profile_is_measured_again_even_when_no_kernel_beats_it(monkeypatch, tmp_path):
+    from npukit import measure, shared
+
+    _store.forget()
+    monkeypatch.setenv(_store.ENV, str(tmp_path))
+    monkeypatch.setattr(measure, "cores", lambda: 1)
+    calls = _scripted(monkeypatch, [(60, 20), (90, 20), (60, 20), (90, 20), (95, 21), (96, 21)])
+    assert not shared.profile().settled and len(calls) == 4
+    assert not shared.roof_check([{"name": "conv", "achieved": 1e9}]).failed and len(calls) == 6
+    assert shared.profile().settled and shared.profile().machine.peak_flops == 96e9
+    _store.forget()
+
+
+def test_a_roof_that_held_when_measured_again_is_trusted_over_a_kernel_above_it(monkeypatch, tmp_path):
+    from npukit import measure, shared
+
+    _store.forget()
+    monkeypatch.setenv(_store.ENV, str(tmp_path))
+    monkeypatch.setattr(measure, "cores", lambda: 1)
+    calls = _scripted(monkeypatch, [(100, 30), (101, 30), (100, 30), (102, 30)])
+    check = shared.roof_check([{"name": "conv", "achieved": 130e9}])
+    p = shared.profile()
+    assert check.failed and len(calls) == 4 and p.settled and not p.moved and shared.reliable(check)
+    _store.forget()
+
+
+def test_a_roof_that_never_settles_is_not_reliable(monkeypatch, tmp_path):
+    from npukit import measure, shared
+
+    _store.forget()
+    monkeypatch.setenv(_store.ENV, str(tmp_path))
+    monkeypatch.setattr(measure, "cores", lambda: 1)
+    _scripted(monkeypatch, [(60, 20), (90, 20)] * 4)
+    check = shared.roof_check([{"name": "conv", "achieved": 95e9}])
+    assert check.failed and shared.profile().remeasured == 4 and not shared.reliable(check)
+    assert not shared.reliable()
+    _store.forget()

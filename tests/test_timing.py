@@ -197,3 +197,26 @@ def test_compare_refuses_bad_arguments():
         compare(ok, order="random")
     with pytest.raises(ValueError, match=r"times must hold the same number of rounds"):
         Comparison.from_times({"a": [1.0, 2.0], "b": [1.0, 2.0, 3.0]})
+
+
+def test_a_wide_indistinguishable_interval_is_unclear_and_more_rounds_settle_it():
+    # very noisy identical functions: 5 rounds leave the interval wide ("unclear"); max_rounds adds rounds
+    # until it is narrow enough to say "indistinguishable", or stops at the cap
+    clock = FakeClock(seed=4)
+    few = compare({"a": clock.fn("a", 1e-3, sigma=0.6), "b": clock.fn("b", 1e-3, sigma=0.6)},
+                  clock=clock, rounds=5, number=1)
+    assert few.verdict("b").outcome == "unclear" and "not told apart from a" in few.verdict("b").statement
+    clock = FakeClock(seed=4)
+    more = compare({"a": clock.fn("a", 1e-3, sigma=0.25), "b": clock.fn("b", 1e-3, sigma=0.25)},
+                   clock=clock, rounds=5, number=1, max_rounds=200)
+    v = more.verdict("b")
+    assert 5 < more.rounds <= 200 and more.rounds % 5 == 0 and v.outcome == "indistinguishable"
+    assert v.spread <= timing.SPREAD_CEILING and v.statement == v.phrase
+    clock = FakeClock(seed=4)
+    capped = compare({"a": clock.fn("a", 1e-3, sigma=2.0), "b": clock.fn("b", 1e-3, sigma=2.0)},
+                     clock=clock, rounds=5, number=1, max_rounds=12)
+    assert capped.rounds == 12 and capped.verdict("b").outcome == "unclear"
+    clear = Verdict("a", "b", 0.20, 0.08, 0.90, 0.95, 0.05, 5)             # wide but wholly below 1: faster
+    assert clear.word == "faster" and clear.outcome == "faster"
+    wide = Verdict("a", "b", 0.20, 0.08, 0.97, 0.95, 0.05, 5)              # chapter 4's 'indistinguishable' 0.20
+    assert wide.word == "indistinguishable" and wide.outcome == "unclear"

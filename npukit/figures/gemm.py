@@ -301,7 +301,9 @@ def transpose_figure(t: Transposes) -> go.Figure:
 
     Dashed lines mark the plain copy (the best any transpose can do) and the
     naive transpose; the solid line is the blocked transpose for each block
-    side. See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
+    side. Each point is a median over the interleaved rounds; with rounds
+    (:attr:`Transposes.times`) its whiskers span the rounds' middle half
+    (first to third quartile). See chapter 4, "GEMM and tiling" (chapters/04_gemm.md).
 
     Parameters
     ----------
@@ -326,12 +328,28 @@ def transpose_figure(t: Transposes) -> go.Figure:
 
     t = _check.instance(t, "t", Transposes)
     gbs = lambda s: t.rate(s) / 1e9  # noqa: E731
+    c = t.comparison if t.times else None
+
+    def band(key: str, s: float) -> tuple[float, float]:   # the rate's distance to its quartiles (slow q3, fast q1)
+        if c is None:
+            return 0.0, 0.0
+        q1, q3 = c.spread(key)
+        return gbs(s) - gbs(q3), gbs(q1) - gbs(s)
+
+    keys = [f"blocked {b}" for b in t.sides]
+    bars = [band(k, s) for k, s in zip(keys, t.blocked)]
     fig = go.Figure(go.Scatter(x=list(t.sides), y=[gbs(s) for s in t.blocked], mode="lines+markers",
                                name="blocked transpose", line=dict(color=viz.PALETTE[0]),
+                               error_y=dict(type="data", symmetric=False, array=[h for _, h in bars],
+                                            arrayminus=[lo for lo, _ in bars], visible=c is not None),
                                hovertemplate="b = %{x}: %{y:.3g} GB/s<extra></extra>"))
-    for i, (name, s) in enumerate((("plain copy", t.copy), ("naive transpose (copyto(out, a.T))", t.naive))):
+    for i, (key, name, s) in enumerate((("copy", "plain copy", t.copy),
+                                        ("naive", "naive transpose (copyto(out, a.T))", t.naive))):
+        lo, hi = band(key, s)
         fig.add_trace(go.Scatter(x=[t.sides[0], t.sides[-1]], y=[gbs(s)] * 2, mode="lines", name=name,
                                  line=dict(color=viz.PALETTE[3 + 4 * i], dash="dash"),
+                                 error_y=dict(type="data", symmetric=False, array=[hi] * 2, arrayminus=[lo] * 2,
+                                              visible=c is not None),
                                  hovertemplate=f"{name}: %{{y:.3g}} GB/s<extra></extra>"))
     fig.update_layout(xaxis=dict(title="block side b (blocks b×b)", type="log", tickvals=list(t.sides)),
                       yaxis=dict(title="GB/s (bytes read + written, log)", type="log"))

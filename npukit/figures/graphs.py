@@ -186,11 +186,11 @@ def _extra_points(extra: Any, name: str = "extra", need_achieved: bool = False) 
                 + ("a positive 'achieved'" if need_achieved else "optionally 'achieved'"))
         if not isinstance(e, dict):
             raise TypeError(f"{what}, got {type(e).__name__}")
-        unknown = set(e) - {"name", "intensity", "achieved"}
+        unknown = set(e) - {"name", "intensity", "achieved", "low", "high"}
         if unknown or not isinstance(e.get("name"), str) or "intensity" not in e or (need_achieved and "achieved" not in e):
             raise ValueError(f"{what}, got {e!r}" + (f" (unknown keys {sorted(map(str, unknown))})" if unknown else ""))
         try:
-            point = {k: _check.positive(e[k], k) for k in ("intensity", "achieved") if k in e}
+            point = {k: _check.positive(e[k], k) for k in ("intensity", "achieved", "low", "high") if k in e}
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{what}; {exc}") from None
         out.append({"name": e["name"], **point})
@@ -264,9 +264,13 @@ def _measured_traces(fig: go.Figure, machine: MachineSpec, measured: list[dict],
         ys += [machine.attainable(m["intensity"]) / g, m["achieved"] / g, None]
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#555", width=1, dash="dot"),
                              hoverinfo="skip", showlegend=False))
+    whiskers = all("low" in m and "high" in m for m in measured)   # the achieved rate at the runs' quartiles
     fig.add_trace(go.Scatter(
         x=[m["intensity"] for m in measured], y=[m["achieved"] / g for m in measured], mode="markers",
         name="measured (achieved)",
+        error_y=dict(type="data", symmetric=False, visible=whiskers,
+                     array=[max(m["high"] - m["achieved"], 0) / g for m in measured] if whiskers else None,
+                     arrayminus=[max(m["achieved"] - m["low"], 0) / g for m in measured] if whiskers else None),
         marker=dict(size=11, symbol="circle-open", color="#222", line=dict(width=2)),
         hovertext=[f"<b>{m['name']}</b> (measured)<br>intensity {m['intensity']:.3g} {unit}/byte<br>"
                    f"achieved {m['achieved'] / g:.3g} {rate}<br>attainable {machine.attainable(m['intensity']) / g:.3g} "
@@ -314,7 +318,9 @@ def roofline_figure(machine: MachineSpec, counts: Sequence[OpCount] = (), *, ext
         ``"achieved"`` (FLOP/s measured; default: on the roof).
     measured : sequence of dict
         Measured kernels ``{"name": str, "intensity": float, "achieved": float}``
-        (e.g. per-layer profiles placed by :func:`npukit.roofline.kernel_counts`).
+        (e.g. per-layer profiles placed by :func:`npukit.roofline.kernel_counts`),
+        optionally with ``"low"`` and ``"high"``, the rates at the runs' slower
+        and faster quartiles, drawn as whiskers when every kernel has them.
     cache_bandwidth : float, optional
         Bytes/s from a cache rather than DRAM: drawn as a second, dashed roof.
     highlight : str, optional

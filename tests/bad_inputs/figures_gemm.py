@@ -135,6 +135,6 @@ CASES = [
     bad(blas.transposes, 0, names="n"),
     bad(blas.transposes, 64, (), names="sides"),
     bad(blas.transposes, 64, (8, 2.5), exc=TypeError, names="sides[1]"),
-    bad(blas.transposes, 64, (8,), repeat=0, names="repeat"),
+    bad(blas.transposes, 64, (8,), rounds=0, names="rounds"),
     bad(blas.transposes, 64, (8,), seed="0", exc=TypeError, names="seed"),
 ]

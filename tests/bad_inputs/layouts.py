@@ -142,6 +142,7 @@ CASES = [
         names="convert_s must be the median"),
     # measure_conversions
     bad(L.measure_conversions, [], names="cases"),
+    bad(L.measure_conversions, [((1, 3, 4, 4), "NCHW", "NHWC")], rounds=5, max_rounds=3, names="max_rounds"),
     bad(L.measure_conversions, ((1, 3, 4, 4), "NCHW", "NHWC"), names="cases[0] must have 3 items"),
     bad(L.measure_conversions, [((1, 3, 4, 4), "NCHW")], names="cases[0]"),
     bad(L.measure_conversions, [((1, 3, 4, 4), "NCHW", "NHWQ")], names="dst"),

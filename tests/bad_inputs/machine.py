@@ -32,4 +32,5 @@ CASES = [
     bad(machine.check_roof, _m, [{"name": "a", "achieved": float("nan")}], names="points[0]['achieved']"),
     bad(machine.check_roof, _m, [], ceiling=1e12, exc=TypeError, names="ceiling"),
     bad(machine.check_roof, _m, [], unit=3, exc=TypeError, names="unit"),
+    bad(machine.remeasure_profile, "profile", exc=TypeError, names="previous"),
 ]

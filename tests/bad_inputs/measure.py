@@ -23,6 +23,10 @@ CASES = [
     bad(measure.device_report, ("NPU", 1), exc=TypeError, names="preferred[1]"),
     bad(measure.device_report, ("",), names="preferred[0]"),
     # comparing timings (npukit.timing, re-exported here)
+    bad(measure.compare, {"a": _f, "b": _f}, rounds=5, max_rounds=4, names="max_rounds"),
+    bad(measure.compare, {"a": _f, "b": _f}, max_rounds=20.0, exc=TypeError, names="max_rounds"),
+    bad(measure.compare, {"a": _f, "b": _f}, settle=[("a", "c")], names="settle[0][1]"),
+    bad(measure.compare, {"a": _f, "b": _f}, settle=[("a",)], names="settle[0]"),
     bad(measure.compare, {"a": _f}, names="fns"),
     bad(measure.compare, [_f, _f], exc=TypeError, names="fns"),
     bad(measure.compare, {"a": _f, "b": 3}, exc=TypeError, names="fns['b']"),

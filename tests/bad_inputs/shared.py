@@ -12,4 +12,7 @@ CASES = [
     bad(shared.glue, "ch0_x", "accuracy", names="quantity"),
     bad(shared.glue, "ch0_x", "heldout_n", scale=0, names="scale"),
     bad(shared.glue, "ch0_x", "heldout_n", scale="100", exc=TypeError, names="scale"),
+    bad(shared.roof_check, {"name": "a", "achieved": 1.0}, exc=TypeError, names="points"),
+    bad(shared.roof_check, [{"name": "a", "achieved": -1.0}], names="points[0]['achieved']"),
+    bad(shared.reliable, "check", exc=TypeError, names="check"),
 ]

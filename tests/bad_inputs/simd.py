@@ -50,6 +50,7 @@ CASES = [
     bad(S.channel_sweep, 4096, (1, 2.0), exc=TypeError, names="channels[1]"),
     # measure_layouts
     bad(S.measure_layouts, [], names="shapes"),
+    bad(S.measure_layouts, [(1, 4, 4, 4)], rounds=5, max_rounds=3, names="max_rounds"),
     bad(S.measure_layouts, "1,2,4,4", exc=TypeError, names="shapes"),
     bad(S.measure_layouts, [(1, 2, 4)], names="shapes[0]"),
     bad(S.measure_layouts, [(1, 2, 0, 4)], names="shapes[0]"),
