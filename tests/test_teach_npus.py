@@ -92,7 +92,7 @@ def test_the_library_is_refused():
 
 def test_roofline_reference_passes(capsys):
     teach.check_roofline_seconds(roofline)
-    assert "40 fresh cases" in capsys.readouterr().out
+    assert "42 fresh cases" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("wrong,hint", [
@@ -297,3 +297,11 @@ def _counting():
 ], ids=["counts its calls", "detects the probe", "tuned to the target"])
 def test_the_second_reviews_forgeries_fail(rule):
     _fails(teach.check_npu_prediction, predict, rule, match="does not follow the other models|leave-one-out")
+
+
+def test_a_tie_is_compute():
+    """The second review: the tie rule was never exercised ('>' passed where '>=' is the rule)."""
+    def strict(m, b, p, w):
+        c, mem = 2 * m / (p * 1e12), b / (w * 1e9)
+        return (c, "compute") if c > mem else (mem, "memory")
+    _fails(teach.check_roofline_seconds, strict, match="compute")

@@ -183,7 +183,7 @@ def check_roofline_seconds(fn: Callable[[float, float, float, float], tuple[floa
     (peak_tops·10¹²)`` and ``nbytes / (bandwidth_gbs·10⁹)``, and which one it
     is (a tie is ``"compute"``). Fresh cases: 40 models from a few MMACs to a
     TMAC with 1 MB–2 GB of compulsory bytes on NPUs of 5–100 TOPS and
-    30–250 GB/s, both sides of the ridge. Reference: that arithmetic, written
+    30–250 GB/s, both sides of the ridge, and two exact ties. Reference: that arithmetic, written
     here. :mod:`npukit.npus` is refused.
 
     Examples
@@ -201,6 +201,8 @@ def check_roofline_seconds(fn: Callable[[float, float, float, float], tuple[floa
         macs = float(10 ** rng.uniform(6.5, 12))
         cases.append((macs, float(macs * 10 ** rng.uniform(-3.5, -0.5)), float(rng.uniform(5, 100)),
                       float(rng.uniform(30, 250))))
+    # two exact ties (every usual order of the arithmetic gives equal terms): a tie is "compute"
+    cases += [(2.5e9, 1e7, 50.0, 100.0), (1e9, 5e6, 20.0, 50.0)]
 
     def compare(got: Any, want: tuple) -> bool:
         g = _plain(got)
