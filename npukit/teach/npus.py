@@ -383,7 +383,10 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
        fraction scaled by 0.5, 0.7 and 1.4 (the answer must scale with them),
        each fraction changed on its own (the answer must stay within the
        range of the fractions given), another order (the answer must not
-       change). A constant, or a rule that tells these calls apart, fails;
+       change). A constant fails, and so does a rule that counts its calls or
+       treats one copy apart; code written to recognise the target's inputs
+       (up to the probes' changes) and return a number read from its row is
+       not refused by any check;
     2. predicts the target (model, device, precision) with the learner's
        ``fn``, the chapter's counts and the device's cited figures, and
        requires it within a factor ``tolerance`` of AI Hub's published
