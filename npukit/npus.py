@@ -34,6 +34,7 @@ See chapter 9, "Real NPUs, measured" (chapters/09_npus.md).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -150,6 +151,11 @@ class Table:
         layer ran on the NPU; ``distinct`` drops devices whose rows are copies
         of another device's (AI Hub lists some devices by a reference chipset
         and repeats that chipset's measurements for them, see :meth:`copy_of`).
+        A run published only on copies (the reference device has no row for
+        that model, precision and runtime) is still one measurement: it is
+        kept once, under the reference device (for instance MobileNet-v2's
+        INT8 QAIRT run, listed for the SA8255P and SA8650P ADP with one job
+        id, is the SA8775P ADP's).
 
         Raises
         ------
@@ -172,9 +178,22 @@ class Table:
                     raise ValueError(f"{key} must be one of {', '.join(sorted(known))}; got {value!r}")
         _check.boolean(npu_only, "npu_only")
         _check.boolean(distinct, "distinct")
-        return [m for m in self.measurements
+        rows = list(self.measurements)
+        if distinct:
+            run = lambda m: (m.name, m.precision, m.runtime)  # noqa: E731
+            own = {(m.device, run(m)) for m in rows if self.copy_of(m.device) is None}
+            kept, seen = [], set()
+            for m in rows:
+                ref = self.copy_of(m.device)
+                if ref is None:
+                    kept.append(m)
+                elif (ref, run(m)) not in own and (ref, run(m)) not in seen:
+                    seen.add((ref, run(m)))
+                    kept.append(dataclasses.replace(m, device=ref))
+            rows = kept
+        return [m for m in rows
                 if all(v is None or getattr(m, k) == v for k, v in wanted.items())
-                and (not npu_only or m.on_npu) and (not distinct or self.copy_of(m.device) is None)]
+                and (not npu_only or m.on_npu)]
 
     def fastest(self, name: str, device: str, precision: str) -> Measurement | None:
         """The fastest run of ``name`` on ``device`` at ``precision`` that ran wholly on the NPU (None if none did).
@@ -631,7 +650,10 @@ def pipeline_seconds(device: str, steps: int, *, guidance: bool = True, runtime:
     steps = _check.integer(steps, "steps", minimum=1)
     g = 2 if _check.boolean(guidance, "guidance") else 1
     t = table()
-    parts = {p: t.select(name=f"stable_diffusion_v1_5/{p}", runtime=runtime) for p in ("text_encoder", "unet", "vae")}
+    # every row, and a run published only on copies once more under its reference device (Table.select, distinct)
+    parts = {p: list({(m.device, m.runtime, m.ms): m for distinct in (False, True)
+                      for m in t.select(name=f"stable_diffusion_v1_5/{p}", runtime=runtime, distinct=distinct)}.values())
+             for p in ("text_encoder", "unet", "vae")}
     complete = sorted(set.intersection(*({m.device for m in runs} for runs in parts.values())))
     if device not in complete:
         raise ValueError(f"device must be one of {', '.join(complete)} (the devices with all three Stable Diffusion "

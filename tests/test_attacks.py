@@ -262,6 +262,11 @@ CASES: dict[str, list[tuple[str, str]]] = {
                                      "else m for m in _t.measurements)\n\ndef {name}(others, gmacs):\n"
                                      "    return 1.0\n"),
         ("back-computed from the answer", "def {name}(others, gmacs):\n    return 0.2156\n"),
+        # the second review: a rule that counts its calls, and one that tells the halved probe from the data
+        ("counts its calls", "_n = []\n\ndef {name}(others, gmacs):\n    _n.append(1)\n"
+                             "    return 0.2156 if len(_n) == 1 else 0.1078\n"),
+        ("detects the probe", "def {name}(others, gmacs):\n"
+                              "    return 0.2156 if others['resnet101'][1] > 0.2 else 0.1078\n"),
     ],
     "ex9-seconds-per-image": [("one call a step", "def {name}(t_text, t_unet, t_vae, steps, guidance):\n"
                                                   "    return t_text + steps * t_unet + t_vae\n")],

@@ -12,6 +12,7 @@ compare npukit's bounds with the formula written out here.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -237,3 +238,16 @@ def test_the_banks_small_layers_question_holds():
     for d in npus.DEVICES:
         mb, rn = (npus.compare(t.fastest(n, d, "w8a8")).ratio for n in ("mobilenet_v2", "resnet50"))
         assert mb > 3 and mb > 2 * rn, (d, mb, rn)
+
+
+def test_a_run_published_only_on_copies_is_kept_once_under_its_reference():
+    """The second review: 9 job ids appear only on the SA8255P and SA8650P ADP, copies of the SA8775P ADP."""
+    t = npus.table()
+    runs = [m for m in t.select(distinct=True) if m.job_id == "jglyq7me5"]   # MobileNet-v2, w8a8, QAIRT
+    assert [(m.device, m.name, m.precision, m.runtime) for m in runs] == [
+        ("SA8775P ADP", "mobilenet_v2", "w8a8", "qnn_dlc")]
+    assert not t.select(device="SA8775P ADP", name="mobilenet_v2", precision="w8a8", runtime="qnn_dlc")
+    assert not any(t.copy_of(m.device) for m in t.select(distinct=True))
+    copied = [m for m in t.measurements if t.copy_of(m.device)]
+    assert len({m.job_id for m in copied} - {m.job_id for m in t.select(distinct=True)}) == 0
+    assert math.isclose(npus.pipeline_seconds("SA8775P ADP", 20), npus.pipeline_seconds("SA8255P ADP", 20))

@@ -183,7 +183,7 @@ def check_roofline_seconds(fn: Callable[[float, float, float, float], tuple[floa
     (peak_tops·10¹²)`` and ``nbytes / (bandwidth_gbs·10⁹)``, and which one it
     is (a tie is ``"compute"``). Fresh cases: 40 models from a few MMACs to a
     TMAC with 1 MB–2 GB of compulsory bytes on NPUs of 5–100 TOPS and
-    30–250 GB/s, both sides of the ridge. Reference: that arithmetic, written
+    30–250 GB/s, both sides of the ridge, and two exact ties. Reference: that arithmetic, written
     here. :mod:`npukit.npus` is refused.
 
     Examples
@@ -201,6 +201,8 @@ def check_roofline_seconds(fn: Callable[[float, float, float, float], tuple[floa
         macs = float(10 ** rng.uniform(6.5, 12))
         cases.append((macs, float(macs * 10 ** rng.uniform(-3.5, -0.5)), float(rng.uniform(5, 100)),
                       float(rng.uniform(30, 250))))
+    # two exact ties (every usual order of the arithmetic gives equal terms): a tie is "compute"
+    cases += [(2.5e9, 1e7, 50.0, 100.0), (1e9, 5e6, 20.0, 50.0)]
 
     def compare(got: Any, want: tuple) -> bool:
         g = _plain(got)
@@ -287,6 +289,80 @@ def _efficiency(name: str, rule: Callable, others: dict, gmacs: float) -> float:
     return float(eff)
 
 
+#: Global scales of the others' fractions the rule is probed with (its answer must scale with them).
+_SCALES = (0.5, 0.7, 1.4)
+#: The targets the same rule is graded on leave-one-out, and how many of them it must predict within tolerance.
+_HELD_OUT = tuple((m, d, "w8a8") for d, _, _ in _DEVICES for m in ("resnet18", "resnet50", "resnet101",
+                                                                     "convnext_tiny"))
+_HELD_OUT_NEEDED = 12
+
+
+def _follows(name: str, rule: Callable, others: dict, gmacs: float) -> float:
+    """The rule's efficiency for ``others``, refused unless it follows them.
+
+    The rule is called, in a seeded random order, on the others as given, on
+    copies with every fraction scaled by each of :data:`_SCALES`, on copies with
+    each model's fraction changed on its own (×0.6–1.5), and on the others in
+    another order. Its answer must scale with a global scale, stay within the
+    range of the fractions it was given, and not depend on the order.
+    """
+    rng = _rng(9107)
+    items = list(others.items())
+    probes: list[tuple[str, float, dict]] = [("given", 1.0, dict(items))]
+    probes += [("scaled", s, {k: (g, f * s) for k, (g, f) in items}) for s in _SCALES]
+    for _ in range(3):
+        probes.append(("changed", math.nan, {k: (g, f * float(rng.uniform(0.6, 1.5))) for k, (g, f) in items}))
+    order = [int(i) for i in rng.permutation(len(items))]
+    probes.append(("reordered", 1.0, dict(items[i] for i in order)))
+    got: dict[int, float] = {}
+    for i in (int(j) for j in rng.permutation(len(probes))):
+        got[i] = _efficiency(name, rule, probes[i][2], gmacs)
+    eff = got[0]
+    listed = ", ".join(f"{k} {f:.1%}" for k, (_, f) in items)
+    hint = ("\n  Hint: state the efficiency as a rule applied to the others (the models most like this one: their "
+            "median, their mean, the nearest in MACs …), not as a number; a number chosen after reading the target's "
+            "row is the answer, not a prediction.")
+    for i, (kind, s, given) in enumerate(probes):
+        fractions = [f for _, f in given.values()]
+        lo, hi = min(fractions), max(fractions)
+        if not lo * (1 - 1e-9) <= got[i] <= hi * (1 + 1e-9):
+            raise CheckFailed(f"{name}: your efficiency does not follow the other models: given fractions "
+                              f"{', '.join(f'{f:.1%}' for f in fractions)} your rule gives {got[i]:.3g}, outside "
+                              f"their range [{lo:.3g}, {hi:.3g}]." + hint)
+        if kind in ("scaled", "reordered") and not math.isclose(got[i], eff * s, rel_tol=1e-6):
+            what = (f"had each delivered {s:g}× as much it gives {got[i]:.3g}, not {eff * s:.3g}" if kind == "scaled"
+                    else f"given the same models in another order it gives {got[i]:.3g}")
+            raise CheckFailed(f"{name}: your efficiency does not follow the other models: from their fractions "
+                              f"({listed}) your rule gives {eff:.3g}; {what}." + hint)
+    return eff
+
+
+def _held_out(name: str, rule: Callable, predicted: Callable, published: dict, target: tuple, tolerance: float) -> str:
+    """Grade the same rule leave-one-out on :data:`_HELD_OUT`: a rule tuned to one target misses the others."""
+    hits, misses = 0, []
+    published = {k: v for k, v in published.items() if k != target}   # the target's row stays unseen here too
+    targets = [t for t in _HELD_OUT if t in published]
+    for t in targets:
+        model, device, precision = t
+        macs, weights, io = next((m, w, i) for n, m, w, i in _WORK if n == model)
+        peak, bandwidth = next((p, b) for d, p, b in _DEVICES if d == device)
+        wb, ab = _sizes(precision)
+        eff = _efficiency(name, rule, _others(published, t), macs / 1e9)
+        ratio = predicted(float(macs), float(weights * wb + io * ab), peak, bandwidth, eff) / (published[t] / 1e3)
+        if 1 / tolerance <= ratio <= tolerance:
+            hits += 1
+        else:
+            misses.append(f"{model} on {device} {ratio:.2g}×")
+    needed = min(_HELD_OUT_NEEDED, len(targets))
+    if hits < needed:
+        raise CheckFailed(f"{name}: right for the target, but the same rule, applied leave-one-out to the other "
+                          f"large classifiers (INT8, four devices), predicts only {hits} of {len(targets)} within "
+                          f"{tolerance:g}× ({needed} needed); it misses {'; '.join(misses)}.\n  Hint: a rule tuned "
+                          "to one model's published row is not a rule; take the efficiency from the models most "
+                          "like the one predicted, the same way for every target.")
+    return f"predicts {hits} of {len(targets)} other large classifiers within {tolerance:g}× leave-one-out"
+
+
 def check_npu_prediction(fn: Callable[[float, float, float, float, float], float],
                          efficiency_from: Callable[[dict, float], float], *,
                          target: tuple[str, str, str] = ("resnet50", "Snapdragon X Elite CRD", "w8a8"),
@@ -303,9 +379,14 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
     ``gmacs`` is the target's work. The check
 
     1. calls the rule on the others (the target's published time is never
-       passed) and refuses a rule that ignores them: given the others with
-       half their fractions, it must return half as much (a number typed
-       after reading the target's row would be the answer, not a prediction);
+       passed) and on copies of them, in a seeded random order: every
+       fraction scaled by 0.5, 0.7 and 1.4 (the answer must scale with them),
+       each fraction changed on its own (the answer must stay within the
+       range of the fractions given), another order (the answer must not
+       change). A constant fails, and so does a rule that counts its calls or
+       treats one copy apart; code written to recognise the target's inputs
+       (up to the probes' changes) and return a number read from its row is
+       not refused by any check;
     2. predicts the target (model, device, precision) with the learner's
        ``fn``, the chapter's counts and the device's cited figures, and
        requires it within a factor ``tolerance`` of AI Hub's published
@@ -314,6 +395,12 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
     3. checks ``fn`` against the formula on 30 fresh cases (both roofs,
        efficiencies 5–60 %), which separates the typical mistakes: peak TOPS
        alone, a MAC read as one operation, the bandwidth left out.
+    4. applies the same rule leave-one-out to the other large classifiers in
+       INT8 on the four devices (:data:`_HELD_OUT`, the target's row removed
+       from every ``others``) and requires :data:`_HELD_OUT_NEEDED` of them
+       within ``tolerance``: a rule tuned to the one target's row misses them.
+       A rule fitted to the target that also predicts the held-out models is
+       not refused; it is then a rule.
 
     The published time comes from the shipped table's file, read here and
     refused unless its SHA-256 matches; the devices' figures and the models'
@@ -347,16 +434,7 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
 
     published = _published()
     others = _others(published, target)
-    eff = _efficiency(name, efficiency_from, others, macs / 1e9)
-    half = _efficiency(name, efficiency_from, {k: (g, f / 2) for k, (g, f) in others.items()}, macs / 1e9)
-    if not math.isclose(half, eff / 2, rel_tol=1e-6):
-        raise CheckFailed(
-            f"{name}: your efficiency does not follow the other models: from their fractions "
-            f"({', '.join(f'{k} {f:.1%}' for k, (_, f) in others.items())}) your rule gives {eff:.3g}; had each "
-            f"delivered half as much it gives {half:.3g}, not {eff / 2:.3g}.\n  Hint: state the efficiency as a "
-            "rule applied to the others (the models most like this one: their median, their mean, the nearest in "
-            "MACs …), not as a number; a number chosen after reading the target's row is the answer, not a "
-            "prediction.")
+    eff = _follows(name, efficiency_from, others, macs / 1e9)
 
     def predicted(*case: Any) -> float:
         got = _plain(learner_call(name, fn, *case, forbid=_library()))
@@ -386,9 +464,10 @@ def check_npu_prediction(fn: Callable[[float, float, float, float, float], float
         raise CheckFailed(f"{name}: for {model} your function returns {guess * 1e3:.4g} ms, but the formula with "
                           f"your efficiency gives {_predict(*args, eff) * 1e3:.4g} ms: a prediction must come from "
                           "the stated efficiency, the same way for every model.")
+    held = _held_out(name, efficiency_from, predicted, published, target, tolerance)
     print(f"✓ {name}: from {', '.join(others)} your rule expects {eff:.1%} of the peak; you predicted "
           f"{guess * 1e3:.3g} ms for {model} ({precision}) on {device}, AI Hub published {measured * 1e3:.3g} ms "
-          f"(within {tolerance:g}×); the rule follows the other models and 30 fresh cases agree.")
+          f"(within {tolerance:g}×); the rule follows the other models, and {held}; 30 fresh cases agree.")
 
 
 # ---- exercise 4: Stable Diffusion's time per image ---------------------------------------------------------
