@@ -384,9 +384,11 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     The executed graph is a view the CPU plugin gives. The Intel NPU plugin's
     ``get_runtime_model`` returns a placeholder that holds only the model's
     parameters and results (``src/plugins/intel_npu``, ``CompiledModel::
-    get_runtime_model``), and a HETERO model shows such a placeholder for
-    its NPU part: a runtime model without a single executed layer is a
-    ``RuntimeError`` that says so, not an empty list. On such a device the
+    get_runtime_model``), and a HETERO model joins its devices' runtime
+    models (``src/plugins/hetero``), so its NPU part is such a placeholder:
+    a runtime model without a single executed layer, or with some operations
+    that are no executed layer (a partial table), is a ``RuntimeError`` that
+    says so, not a list. On such a device the
     per-layer profile (:func:`profile_layers`) is what there is.
 
     Raises
@@ -394,7 +396,7 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     TypeError
         If ``compiled`` is not a compiled model or ``constants`` not a bool.
     RuntimeError
-        If the device exposes no executed graph (see above).
+        If the device exposes no executed graph, or only part of one (see above).
 
     Examples
     --------
@@ -411,6 +413,14 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     infos = [{k: v.astype(str) for k, v in op.get_rt_info().items()} for op in ops]
     if not any("layerType" in info for info in infos):
         raise RuntimeError(_no_executed_graph(compiled, len(ops)))
+    missing = [op.get_friendly_name() for op, info in zip(ops, infos) if "layerType" not in info]
+    if missing:   # a HETERO model whose NPU part is the NPU plugin's placeholder: a partial table would mislead
+        raise RuntimeError(
+            f"compiled: {_devices(compiled)} exposes only part of an executed graph: {len(missing)} of its "
+            f"{len(ops)} runtime operations ({', '.join(missing[:5])}{', …' if len(missing) > 5 else ''}) are no "
+            "executed layer (no 'layerType' in their runtime info). A HETERO model joins its devices' runtime "
+            "models, and the Intel NPU plugin's part is a placeholder, so the layers it runs cannot be read. "
+            "Compile with profile=True and use deploy.profile_layers for the per-layer times it reports.")
     for op, info in zip(ops, infos):
         info_of[op.get_friendly_name()] = info
         srcs = tuple(i.get_source_output().get_node().get_friendly_name() for i in op.inputs())

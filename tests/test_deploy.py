@@ -528,6 +528,23 @@ def test_executed_graph_names_a_device_without_one():
         deploy.executed_graph(FakeNPUCompiled())
 
 
+class FakeHeteroCompiled(FakeNPUCompiled):
+    """HETERO:NPU,CPU: the CPU part's runtime model has executed layers, the NPU part is the placeholder."""
+
+    def get_runtime_model(self):
+        import types
+
+        real = deploy.compile(CameraNet.pretrained().to_onnx(), "CPU").get_runtime_model().get_ordered_ops()
+        ops = [_Op("image"), _Op("dummy"), *real]
+        return types.SimpleNamespace(get_ordered_ops=lambda: ops)
+
+
+def test_executed_graph_refuses_a_partial_table():
+    """Part of the runtime model without layerType (HETERO's NPU part) raises, naming the operations."""
+    with pytest.raises(RuntimeError, match=r"only part of an executed graph: 2 of .*image, dummy"):
+        deploy.executed_graph(FakeHeteroCompiled())
+
+
 def test_profile_layers_on_a_device_without_an_executed_graph_says_what_is_missing(model):
     from npukit.graphs import MachineSpec
 
