@@ -91,6 +91,12 @@ _LEDGER: list[dict[str, str]] = []   # one entry per exported check run: {"check
 _CALLING: list[tuple[str, Any]] = []  # the learner_call in progress: (exercise, guard.Forbidden)
 
 
+#: The class of a learner's function that lives in another process: isolation registers
+#: :class:`~npukit.teach.isolation.Remote` here when it is imported (so core does not import isolation,
+#: which imports core). Until then no function is remote.
+_REMOTE: list = []
+
+
 class CheckFailed(AssertionError):
     """A check that failed; a notebook shows only its message, not a traceback into npukit."""
 
@@ -198,9 +204,7 @@ def around(helper: Callable[..., Any], fn: Callable[..., Any], *args: Any) -> An
         raise TypeError(f"helper must be callable (a checker's function), got {type(helper).__name__}")
     if not callable(fn):
         raise TypeError(f"fn must be callable (your function), got {type(fn).__name__}")
-    from .isolation import Remote
-
-    if isinstance(fn, Remote):   # not a marker attribute: a learner's function can carry that
+    if isinstance(fn, tuple(_REMOTE)):   # not a marker attribute: a learner's function can carry that
         return fn.around(helper, *args)
     return helper(fn, *args)
 

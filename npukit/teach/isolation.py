@@ -492,6 +492,9 @@ class Remote:
         return f"<your function {self.__name__} (in the learner's process)>"
 
 
+core._REMOTE.append(Remote)   # core.around tells a remote function by its class
+
+
 def public_name(name: Any) -> bool:
     """True for an attribute name a lent object may be asked for (no underscore first)."""
     return isinstance(name, str) and bool(_PUBLIC.match(name))

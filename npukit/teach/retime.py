@@ -82,10 +82,11 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
     fresh order of the rounds, still leave a judgement at ``"rerun"``.
 
     ``reference`` maps a name to the ratio the check's own model predicts (the lesson's answer). A
-    prediction that fails where the reference fails too is not graded: the machine did not behave
-    as the model says, in these rounds, so failing the learner would fail the lesson's own answer
-    (a busy memory bus can shrink a ReLU's extra write-allocate read). That outcome is measured again
-    like a ``"rerun"``, and raises :class:`TooNoisy` if it persists.
+    prediction within ``floor`` of it that fails where the reference fails too is not graded: the
+    machine did not behave as the model says, in these rounds, so failing the learner would fail the
+    lesson's own answer (a busy memory bus can shrink a ReLU's extra write-allocate read). That outcome
+    is measured again like a ``"rerun"``, and raises :class:`TooNoisy` if it persists. Any other
+    prediction is graded as usual.
 
     Examples
     --------
@@ -108,6 +109,7 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
         judgements = {k: measure.judge(p, comparison.verdict(k), floor=floor, ceiling=ceiling)
                       for k, p in wanted.items()}
         astray = {k for k, j in judgements.items() if j.outcome == "fail" and k in (reference or {})
+                  and abs(wanted[k] / reference[k] - 1) <= floor     # the learner gave the lesson's answer
                   and measure.judge(reference[k], comparison.verdict(k), floor=floor,
                                     ceiling=ceiling).outcome == "fail"}
         outcomes = {j.outcome for k, j in judgements.items() if k not in astray}
