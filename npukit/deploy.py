@@ -30,7 +30,8 @@ from .graphs import _walkable
 
 __all__ = [
     "DEVICES", "PRECISIONS", "HINTS", "DeviceChoice", "choose_device", "compile",
-    "ExecutedOp", "executed_graph", "OVERHEAD_FRACTION", "LayerTime", "LayerProfile", "profile_layers", "profile_many",
+    "ExecutedOp", "executed_graph", "OVERHEAD_FRACTION", "RESOLUTION_US", "LayerTime", "LayerProfile",
+    "profile_layers", "profile_many",
     "TAIL_RUNS", "Benchmark", "benchmark", "benchmark_many", "Job", "AsyncPipeline", "explain_error", "numbers",
 ]
 
@@ -383,9 +384,11 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     The executed graph is a view the CPU plugin gives. The Intel NPU plugin's
     ``get_runtime_model`` returns a placeholder that holds only the model's
     parameters and results (``src/plugins/intel_npu``, ``CompiledModel::
-    get_runtime_model``), and a HETERO model shows such a placeholder for
-    its NPU part: a runtime model without a single executed layer is a
-    ``RuntimeError`` that says so, not an empty list. On such a device the
+    get_runtime_model``), and a HETERO model joins its devices' runtime
+    models (``src/plugins/hetero``), so its NPU part is such a placeholder:
+    a runtime model without a single executed layer, or with some operations
+    that are no executed layer (a partial table), is a ``RuntimeError`` that
+    says so, not a list. On such a device the
     per-layer profile (:func:`profile_layers`) is what there is.
 
     Raises
@@ -393,7 +396,7 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     TypeError
         If ``compiled`` is not a compiled model or ``constants`` not a bool.
     RuntimeError
-        If the device exposes no executed graph (see above).
+        If the device exposes no executed graph, or only part of one (see above).
 
     Examples
     --------
@@ -410,6 +413,14 @@ def executed_graph(compiled: Any, *, constants: bool = False) -> list[ExecutedOp
     infos = [{k: v.astype(str) for k, v in op.get_rt_info().items()} for op in ops]
     if not any("layerType" in info for info in infos):
         raise RuntimeError(_no_executed_graph(compiled, len(ops)))
+    missing = [op.get_friendly_name() for op, info in zip(ops, infos) if "layerType" not in info]
+    if missing:   # a HETERO model whose NPU part is the NPU plugin's placeholder: a partial table would mislead
+        raise RuntimeError(
+            f"compiled: {_devices(compiled)} exposes only part of an executed graph: {len(missing)} of its "
+            f"{len(ops)} runtime operations ({', '.join(missing[:5])}{', …' if len(missing) > 5 else ''}) are no "
+            "executed layer (no 'layerType' in their runtime info). A HETERO model joins its devices' runtime "
+            "models, and the Intel NPU plugin's part is a placeholder, so the layers it runs cannot be read. "
+            "Compile with profile=True and use deploy.profile_layers for the per-layer times it reports.")
     for op, info in zip(ops, infos):
         info_of[op.get_friendly_name()] = info
         srcs = tuple(i.get_source_output().get_node().get_friendly_name() for i in op.inputs())
@@ -448,6 +459,13 @@ def _no_executed_graph(compiled: Any, n_ops: int) -> str:
 #: measured time) is tagged ``overhead-bound``: most of its time goes to what the roofline does not count.
 OVERHEAD_FRACTION = 0.5
 
+#: How far below its true mean a CPU layer's time from :func:`profile_layers` can be, µs. OpenVINO's
+#: ``PerfCount`` (``perf_count.h`` in ``src/plugins/intel_cpu``) cuts each
+#: run's time to whole microseconds before summing, then averages with integer division: each step
+#: loses up to a microsecond, so after the difference of two readings a layer is low by up to about 2 µs.
+#: Two layers whose times differ by less than this cannot be ranked.
+RESOLUTION_US = 2.0
+
 
 @dataclasses.dataclass(frozen=True)
 class LayerTime:
@@ -458,14 +476,17 @@ class LayerTime:
     kernel: str
     microseconds: float  #: median real time over the runs
     share: float  #: fraction of the summed layer times
-    tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",), ("overhead-bound",)
+    tags: tuple  #: e.g. ("layout conversion",), ("memory-bound",), ("overhead-bound",), ("above roof",)
     roof_fraction: float | None = None  #: its roofline bound over its time (1: on the roof); None if not judged
     times: tuple = ()  #: µs in each round of :func:`profile_many` (rounds aligned across models)
     original: tuple = ()  #: the model's layers fused into it (the executed graph's, where the device gives one)
+    flops: float | None = None  #: FLOPs of the ONNX layer that judged it (its achieved rate: flops / time)
 
     def __post_init__(self) -> None:
         _check.record(self, text=("name", "layer_type", "kernel"), names=("tags", "original"),
                       seconds=("microseconds",))
+        if self.flops is not None:
+            object.__setattr__(self, "flops", _check.real(self.flops, "flops", minimum=0.0))
         object.__setattr__(self, "share", _check.real(self.share, "share", minimum=0.0, maximum=1.0))
         if self.roof_fraction is not None:
             object.__setattr__(self, "roof_fraction", _check.real(self.roof_fraction, "roof_fraction", minimum=0.0))
@@ -520,16 +541,16 @@ class LayerProfile:
         """Per round, the share of the wall time that no layer accounts for: ``1 - sum(layers) / wall``.
 
         A layer's time is counted in whole microseconds (:func:`profile_layers`),
-        so each layer's share is low by less than a microsecond per run:
+        so each layer's time is low by up to :data:`RESOLUTION_US` per run:
         :attr:`outside_at_least` takes that off.
         """
         return tuple(1 - s / w for s, w in zip(self.sums(), self.wall))
 
     @property
     def outside_at_least(self) -> tuple[float, ...]:
-        """Per round, ``outside`` with a full microsecond added to every layer's time."""
+        """Per round, ``outside`` with :data:`RESOLUTION_US` added to every layer's time (a lower bound)."""
         n = len(self.rows)
-        return tuple(1 - (s + n * 1e-6) / w for s, w in zip(self.sums(), self.wall))
+        return tuple(1 - (s + n * RESOLUTION_US * 1e-6) / w for s, w in zip(self.sums(), self.wall))
 
 
 def _device_list(compiled: Any) -> list[str]:
@@ -562,7 +583,8 @@ def _block(compiled: Any, inputs: Any, runs: int, meta: dict) -> tuple[dict[str,
     was compiled, in whole µs (``PerfCount`` in ``src/plugins/intel_cpu``):
     after the first inference a layer's reading is its exact total, so the
     mean of the ``runs`` that follow is ``((runs + 1) · last − first) / runs``,
-    low by less than a microsecond. Other plugins report each inference's
+    low by up to :data:`RESOLUTION_US` (each run cut to whole µs, then an
+    integer mean). Other plugins report each inference's
     own times: then it is the median of the per-run readings.
     """
     request = compiled.create_infer_request()
@@ -621,9 +643,11 @@ def _profile(compiled: Any, times: dict, meta: dict, wall: list, model: Any, mac
         if judged and us > 0:
             c = judged[0]
             fraction = max(c.flops / machine.peak_flops, c.bytes / machine.bandwidth) * 1e6 / us
-            tags.append("overhead-bound" if fraction < OVERHEAD_FRACTION else f"{machine.bound(c.intensity)}-bound")
+            # faster than its bound is a failed measurement (machine.check_roof), never a side of the ridge
+            tags.append("above roof" if fraction > 1 else "overhead-bound" if fraction < OVERHEAD_FRACTION
+                        else f"{machine.bound(c.intensity)}-bound")
         rows.append(LayerTime(name, kind, kernel, us, us / total, tuple(tags), fraction, tuple(times[name]),
-                              tuple(originals)))
+                              tuple(originals), judged[0].flops if judged and us > 0 else None))
     return LayerProfile(tuple(rows), tuple(wall))
 
 
@@ -668,7 +692,8 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
     whole microseconds (``PerfCount`` in OpenVINO's ``src/plugins/intel_cpu``).
     So the first inference, which pays the cold start, is run by itself and
     read; the mean of the ``runs`` inferences after it follows from the
-    readings before and after them, low by less than a microsecond, and a
+    readings before and after them, low by up to :data:`RESOLUTION_US`
+    (each run is cut to whole µs, then averaged by integer division), and a
     layer faster than a microsecond counts as 0. (The per-run times are not
     available from the CPU plugin; other plugins report each inference's
     own, and then each layer's time is the median of the runs.)
@@ -682,7 +707,9 @@ def profile_layers(compiled: Any, inputs: Any, runs: int = 20, *, model: Any = N
     and one of ``overhead-bound`` (below :data:`OVERHEAD_FRACTION` of its
     roof: most of its time is in neither the arithmetic nor the bytes),
     ``memory-bound`` or ``compute-bound`` (which side of the ridge it sits
-    on). On a device without an executed graph (an NPU, see
+    on), or ``above roof`` (it ran faster than its bound allows: a failed
+    measurement of the roof or of the layer's time, to be checked with
+    :func:`npukit.shared.roof_check` on ``flops / time``, never a cache). On a device without an executed graph (an NPU, see
     :func:`executed_graph`) a ``UserWarning`` says the conversion tags are
     missing; a device that reports no layer at all is a ``RuntimeError``.
     See chapter 7, "Deploying to an NPU" (chapters/07_deploy.md).
@@ -928,13 +955,33 @@ def benchmark(compiled: Any, inputs: Any, warmup: int = 5, runs: int = 50) -> Be
 
 
 
+def _prime(compiled: Any) -> None:
+    """One untimed inference of a one-convolution model on ``compiled``'s device: it pays the process's one-time
+    start-up (the plugin's thread pool and the like), which would otherwise land on whichever first inference
+    came first. A device it cannot be compiled for (a fake in the tests) is left alone."""
+    try:
+        import openvino as ov
+
+        x = ov.opset13.parameter([1, 3, 32, 32], ov.Type.f32)
+        w = ov.opset13.constant(np.ones((16, 3, 3, 3), np.float32))
+        conv = ov.opset13.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1])
+        tiny = ov.Model([ov.opset13.relu(conv)], [x], "prime")
+        device = (_device_list(compiled) or ["CPU"])[0].strip("()").split(".")[0]
+        ov.Core().compile_model(tiny, device).create_infer_request().infer([np.zeros((1, 3, 32, 32), np.float32)])
+    except Exception:  # noqa: BLE001 - priming is best effort
+        pass
+
+
 def benchmark_many(compiled: Mapping[str, Any], inputs: Any, warmup: int = 10, runs: int = 200, *,
                    seed: int = 0) -> dict[str, Benchmark]:
     """Benchmark several compiled models against each other, in interleaved rounds.
 
     :func:`benchmark` run once per model, one model after the other, lets
     whatever else the machine does in those seconds decide the comparison.
-    Here each model gets a fresh request whose first inference is timed;
+    Here each model gets a fresh request whose first inference is timed,
+    in an order shuffled by ``seed``, after one untimed inference of a
+    one-operation model on the same device (it pays the process's one-time
+    start-up, which would otherwise fall on whichever model came first);
     then, after ``warmup`` untimed inferences of each, every one of ``runs``
     rounds times one inference of each model, in a shuffled order, through
     :func:`npukit.measure.compare`. ``result[name].times[i]`` of every model
@@ -978,15 +1025,19 @@ def benchmark_many(compiled: Mapping[str, Any], inputs: Any, warmup: int = 10, r
         raise TypeError("compiled must be a mapping of at least two names to openvino.CompiledModel objects")
     warmup = _check.integer(warmup, "warmup", minimum=0)
     runs = _check.integer(runs, "runs", minimum=3)
+    seed = _check.integer(seed, "seed", minimum=0)
     for k, c in compiled.items():
         if not hasattr(c, "create_infer_request"):
             raise TypeError(f"compiled[{k!r}] must be an openvino.CompiledModel, got {type(c).__name__}")
         _check_inputs(c, inputs)
     requests = {k: c.create_infer_request() for k, c in compiled.items()}
+    _prime(next(iter(compiled.values())))
     first = {}
-    for k, r in requests.items():
+    order = list(requests)
+    np.random.default_rng(seed).shuffle(order)
+    for k in order:
         t0 = time.perf_counter()
-        r.infer(inputs)
+        requests[k].infer(inputs)
         first[k] = time.perf_counter() - t0
     timed = compare({k: (lambda r=r: r.infer(inputs)) for k, r in requests.items()}, rounds=runs, warmup=warmup,
                     number=1, seed=seed)

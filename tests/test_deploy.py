@@ -208,7 +208,14 @@ def test_profile_layers_tags_and_shares(model, images):
     rows = deploy.profile_layers(c, images[:1], runs=3, model=model, machine=machine)
     assert abs(sum(r.share for r in rows) - 1) < 1e-9
     assert any("layout conversion" in r.tags for r in rows)
-    assert any(t in ("memory-bound", "compute-bound") for r in rows for t in r.tags)
+    judged = [r for r in rows if r.roof_fraction is not None]
+    assert judged and all(r.flops is not None and r.flops > 0 for r in judged)
+    for r in judged:    # one verdict each, decided by its share of its roof; above it is never a side of the ridge
+        verdicts = [t for t in r.tags if t.endswith("-bound") or t == "above roof"]
+        want = ("above roof" if r.roof_fraction > 1 else "overhead-bound"
+                if r.roof_fraction < deploy.OVERHEAD_FRACTION else None)
+        assert len(verdicts) == 1 and (verdicts[0] == want if want else verdicts[0] in ("memory-bound",
+                                                                                       "compute-bound"))
     with pytest.raises(ValueError, match="PERF_COUNT"):
         deploy.profile_layers(deploy.compile(model), images[:1])
 
@@ -394,11 +401,17 @@ def test_profile_tags_pooling_by_its_own_intensity(model, images):
     from npukit.graphs import MachineSpec
 
     c = deploy.compile(model, profile=True)
-    # ridge at 10 FLOP/byte, both roofs so low that no layer is overhead-bound: the tag shows the side
+    # ridge at 10 FLOP/byte; the pool's bound is its own bytes over the bandwidth (0.24 FLOP/byte), not its conv's
+    from npukit.graphs import op_counts
+
     machine = MachineSpec(1e5, 1e4, "toy", "given", "given")
     rows = {r.name: r for r in deploy.profile_layers(c, images[:1], runs=2, model=model, machine=machine)}
-    pool = [r for r in rows.values() if r.layer_type in ("ReduceMean", "Pooling")]
-    assert pool and all("memory-bound" in r.tags for r in pool)    # 0.24 FLOP/byte, not its conv's
+    pool = [r for r in rows.values() if r.layer_type in ("ReduceMean", "Pooling") and r.microseconds > 0]
+    k = next(k for k in op_counts(model) if k.op_type == "GlobalAveragePool")
+    assert pool and all(r.roof_fraction == pytest.approx(k.bytes / machine.bandwidth / (r.microseconds * 1e-6))
+                        for r in pool)
+    # roofs this low are far below every layer's rate: "above roof", never a side of the ridge
+    assert all("above roof" in r.tags and not any(t.endswith("-bound") for t in r.tags) for r in pool)
 
 
 def test_weight_conversions_are_not_counted_as_per_inference_conversions(model):
@@ -515,6 +528,23 @@ def test_executed_graph_names_a_device_without_one():
         deploy.executed_graph(FakeNPUCompiled())
 
 
+class FakeHeteroCompiled(FakeNPUCompiled):
+    """HETERO:NPU,CPU: the CPU part's runtime model has executed layers, the NPU part is the placeholder."""
+
+    def get_runtime_model(self):
+        import types
+
+        real = deploy.compile(CameraNet.pretrained().to_onnx(), "CPU").get_runtime_model().get_ordered_ops()
+        ops = [_Op("image"), _Op("dummy"), *real]
+        return types.SimpleNamespace(get_ordered_ops=lambda: ops)
+
+
+def test_executed_graph_refuses_a_partial_table():
+    """Part of the runtime model without layerType (HETERO's NPU part) raises, naming the operations."""
+    with pytest.raises(RuntimeError, match=r"only part of an executed graph: 2 of .*image, dummy"):
+        deploy.executed_graph(FakeHeteroCompiled())
+
+
 def test_profile_layers_on_a_device_without_an_executed_graph_says_what_is_missing(model):
     from npukit.graphs import MachineSpec
 
@@ -540,6 +570,8 @@ def test_overhead_bound_is_a_layer_far_below_its_roof(model, images, scale, over
     rows = deploy.profile_layers(c, images[:1], runs=3, model=model, machine=machine)
     judged = [r for r in rows if r.roof_fraction is not None]
     assert judged and all(("overhead-bound" in r.tags) == overhead for r in judged)
+    assert all(("above roof" in r.tags) == (not overhead) for r in judged)
+    assert not overhead or all(r.flops / (r.microseconds * 1e-6) < machine.peak_flops for r in judged)
     # the fraction is the layer's bound over its median time, the bound counted from the ONNX node by hand
     ran = {op.name: op for op in deploy.executed_graph(c)}
     stem = next(r for r in judged if r.name in ran and "stem.bn" in ran[r.name].original)   # the fused stem

@@ -135,8 +135,9 @@ def profile_figure(rows: Sequence[LayerTime], *, top: int = 15, title: str | Non
 
     The tags are :func:`npukit.deploy.profile_layers`'s: a conversion the
     runtime inserted, a reference kernel, a fallback, then the roofline's
-    verdict (``overhead-bound`` below :data:`npukit.deploy.OVERHEAD_FRACTION`
-    of the layer's roof, else which side of the ridge it sits on).
+    verdict (``above roof`` faster than its bound, ``overhead-bound`` below
+    :data:`npukit.deploy.OVERHEAD_FRACTION` of the layer's roof, else which
+    side of the ridge it sits on).
 
     Examples
     --------
@@ -154,8 +155,8 @@ def profile_figure(rows: Sequence[LayerTime], *, top: int = 15, title: str | Non
             raise TypeError(f"rows[{i}] must be a deploy.LayerTime, got {type(r).__name__}")
     top = _check.integer(top, "top", minimum=1)
     rows = sorted(rows, key=lambda r: -r.microseconds)[:top]
-    tags = ["layout conversion", "precision conversion", "reference kernel", "fallback", "overhead-bound",
-            "memory-bound", "compute-bound", "untagged"]
+    tags = ["layout conversion", "precision conversion", "reference kernel", "fallback", "above roof",
+            "overhead-bound", "memory-bound", "compute-bound", "untagged"]
     fig = go.Figure()
     for k, tag in enumerate(tags):
         mine = [r for r in rows if (r.tags[0] if r.tags else "untagged") == tag]

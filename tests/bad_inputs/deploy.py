@@ -123,6 +123,7 @@ CASES = [
     bad(deploy.explain_error, "boom", exc=TypeError, names="exc"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), -0.1, names="roof_fraction"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), None, (1.0, float("nan")), names="times[1]"),
+    bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), flops=-1.0, names="flops"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), None, 1.0, exc=TypeError, names="times"),
     bad(deploy.LayerTime, "n", "Conv", "k", 1.0, 0.5, (), None, (), "stem.conv", exc=TypeError, names="original"),
     bad(deploy.LayerProfile, (), (0.1,), names="rows"),
