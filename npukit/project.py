@@ -94,6 +94,29 @@ def _fix_shape(model: Any, input_shape: Any) -> None:
                          f"{[d.dim_value for d in dims]}: pass input_shape=(1, 3, H, W) or export batch 1")
 
 
+def _name_nodes(proto: Any) -> None:
+    """Give every unnamed node a unique name (``Conv_3``: its type and position); refuse duplicate names.
+
+    The ledger, the profile and the weight checks pair layers by node name; ONNX allows a node without a
+    name (``onnx.helper``'s default) and ``onnx.checker`` does not require names to be unique.
+    """
+    seen: dict[str, int] = {}
+    for n in proto.graph.node:
+        if n.name:
+            seen[n.name] = seen.get(n.name, 0) + 1
+    twice = sorted(k for k, v in seen.items() if v > 1)
+    if twice:
+        raise ValueError(f"model's node names must be unique (the report pairs layers by name), got "
+                         f"{', '.join(f'{k!r} ({seen[k]} nodes)' for k in twice[:5])}: rename them")
+    for i, n in enumerate(proto.graph.node):
+        if not n.name:
+            name, k = f"{n.op_type}_{i}", 1
+            while name in seen:
+                name, k = f"{n.op_type}_{i}_{k}", k + 1
+            n.name = name
+            seen[name] = 1
+
+
 def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.ModelProto:
     """A student's image classifier, checked for the loop: opset >= 17, one static RGB input, known operators.
 
@@ -102,7 +125,9 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     ``(1, 3, H, W)``; a symbolic dimension is fixed with ``input_shape``. Its
     one output is the logits ``(1, classes)``. Every node must be one of
     :data:`OPERATORS` in the default domain; the first that is not is named
-    with its node. The model passes ``onnx.checker`` with shape inference.
+    with its node. Node names must be unique; an unnamed node is named by
+    its type and position (``Conv_0``). The model passes ``onnx.checker``
+    with shape inference.
     See "The term project" (chapters/project.md).
 
     Parameters
@@ -121,7 +146,7 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     ------
     TypeError, ValueError
         For a model of another type, an unreadable file, an opset below 17, an
-        unsupported operator (the first, by node), a dynamic or non-RGB input
+        unsupported operator (the first, by node), two nodes of one name, a dynamic or non-RGB input
         left unfixed, or a bad ``input_shape``.
 
     Examples
@@ -149,6 +174,7 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
             op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
             raise ValueError(f"model uses {op} (node {node.name or f'#{i}'!r}), which the closed loop does not "
                              f"support; it supports {', '.join(sorted(OPERATORS))}")
+    _name_nodes(proto)
     inits = {t.name for t in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in inits]
     if len(inputs) != 1 or len(proto.graph.output) != 1:

@@ -58,6 +58,42 @@ def test_load_model_reads_paths_and_bytes_and_fixes_a_symbolic_batch(tmp_path):
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"   # the caller's model untouched
 
 
+def _unnamed(names=("", "", "", "", "")):
+    """Conv 3→8 3×3 (pad 1) on 8×8, Relu, Conv 8→16 1×1, GlobalAveragePool, Flatten, Gemm 16→4, as
+    ``onnx.helper`` writes nodes without ``name=``; ``names`` names the Conv, Relu, Conv, pool and Gemm."""
+    rng = np.random.default_rng(0)
+    w = lambda *s: helper.make_tensor(f"w{len(s)}_{s[0]}", TensorProto.FLOAT, s, rng.normal(size=s).ravel())
+    inits = [w(8, 3, 3, 3), w(16, 8, 1, 1), w(4, 16)]
+    kw = [dict(name=n) if n else {} for n in names]
+    nodes = [helper.make_node("Conv", ["x", inits[0].name], ["a"], pads=[1, 1, 1, 1], **kw[0]),
+             helper.make_node("Relu", ["a"], ["b"], **kw[1]),
+             helper.make_node("Conv", ["b", inits[1].name], ["c"], **kw[2]),
+             helper.make_node("GlobalAveragePool", ["c"], ["d"], **kw[3]),
+             helper.make_node("Flatten", ["d"], ["e"]),
+             helper.make_node("Gemm", ["e", inits[2].name], ["y"], transB=1, **kw[4])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    g = helper.make_graph(nodes, "unnamed", [x], [y], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_unnamed_nodes_get_unique_names_and_the_ledger_counts_each_layer():
+    loaded = project.load_model(_unnamed())
+    names = [n.name for n in loaded.graph.node]
+    assert names == ["Conv_0", "Relu_1", "Conv_2", "GlobalAveragePool_3", "Flatten_4", "Gemm_5"]
+    rows, _ = project._ledger(loaded, MACHINE, {})
+    by_hand = {"Conv_0": 64 * 8 * 3 * 9, "Conv_2": 64 * 16 * 8, "Gemm_5": 16 * 4}   # output × K
+    assert {r.name: r.macs for r in rows} == by_hand
+    assert [r.kind for r in rows] == ["dense", "pointwise", "fc"]
+    clash = project.load_model(_unnamed(("Relu_1", "", "", "", "")))   # a given name is never reused
+    assert len({n.name for n in clash.graph.node}) == 6 and clash.graph.node[0].name == "Relu_1"
+
+
+def test_duplicate_node_names_are_refused():
+    with pytest.raises(ValueError, match=r"node names must be unique.*'n' \(4 nodes\)"):
+        project.load_model(_unnamed(("n", "n", "n", "", "n")))
+
+
 @pytest.mark.parametrize("name", sorted(zoo.EXAMPLES))
 def test_examples_match_onnx_reference_and_their_gradients(name):
     net = zoo.ExampleNet(name, seed=3)

@@ -20,7 +20,15 @@ def _one(op: str, domain: str = "", opset: int = 17, dims=(1, 3, 8, 8)):
     return helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=ops)
 
 
+def _twice(name: str = "n"):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name=name), helper.make_node("Relu", ["h"], ["y"], name=name)]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+
+
 CASES = [
+    bad(project.load_model, _twice(), names="'n' (2 nodes)"),
     bad(project.load_model, 3, exc=TypeError, names="model"),
     bad(project.load_model, "no/such/model.onnx", names="model"),
     bad(project.load_model, b"not onnx at all", names="model"),
