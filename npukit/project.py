@@ -392,48 +392,61 @@ def _images(x: Any, name: str, shape: tuple) -> np.ndarray:
     return x
 
 
-def _quantize(folded: Any, calibration: np.ndarray, method: str) -> tuple[Any, str]:
-    """The course's quantizer for a plain chain (chapter 6), ONNX Runtime's for anything with Add, pools, Clip."""
+#: Calibration methods: chapter 6's observers (a plain chain), ONNX Runtime's (any other graph, or keep_float).
+_PTQ_METHODS, _ORT_METHODS = ("minmax", "percentile", "mse"), ("minmax", "percentile", "entropy")
+
+
+def _uses_ptq(folded: Any, keep_float: Sequence[str]) -> bool:
+    return not keep_float and {n.op_type for n in folded.graph.node} <= _CHAIN_OPS
+
+
+def _quantize(folded: Any, calibration: np.ndarray, method: str, keep_float: Sequence[str] = ()) -> tuple[Any, str]:
+    """The course's quantizer for a plain chain (chapter 6), ONNX Runtime's for anything with Add, pools, Clip
+    or with layers kept in float."""
     from . import contract, ptq
 
-    if {n.op_type for n in folded.graph.node} <= _CHAIN_OPS:
+    if _uses_ptq(folded, keep_float):
         return ptq.to_qdq(folded, calibration, method=method), "npukit.ptq"
-    if method != "minmax":
-        raise ValueError(f"method must be 'minmax' for a model with {', '.join(sorted(_ops_beyond(folded)))} "
-                         f"(ONNX Runtime's quantizer calibrates min-max here), got {method!r}")
-    return contract.ort_quantize_qdq(folded, calibration), "onnxruntime"
+    return contract.ort_quantize_qdq(folded, calibration, method=method, exclude=list(keep_float)), "onnxruntime"
 
 
 def _ops_beyond(model: Any) -> set:
     return {n.op_type for n in model.graph.node} - _CHAIN_OPS
 
 
-def _weights_exact(qdq: Any, folded: Any) -> tuple[float, float]:
+def _weights_exact(qdq: Any, folded: Any, keep_float: Sequence[str] = ()) -> tuple[float, float]:
     """Chapter 8's weight checks (:func:`npukit.capstone._weights_exact`), layers paired by node name.
 
     ONNX Runtime may order the nodes of a graph with branches differently
     from the float model, and chapter 8 pairs layers by position; so the
     float graph's nodes are put in the QDQ graph's order first. A layer left
     in float (its weight not behind a DequantizeLinear) makes both counts
-    NaN, which no check passes.
+    NaN, which no check passes, unless the student asked for it
+    (``keep_float``): those layers are left out of both graphs' pairing.
     """
     import onnx
 
     from .capstone import _weights_exact as exact
 
+    kept = set(keep_float)
     order = {n.name: i for i, n in enumerate(qdq.graph.node)}
-    ordered = onnx.ModelProto()
+    ordered, quantized = onnx.ModelProto(), onnx.ModelProto()
     ordered.CopyFrom(folded)
-    nodes = sorted(ordered.graph.node, key=lambda n: order.get(n.name, -1))
+    quantized.CopyFrom(qdq)
+    nodes = sorted((n for n in ordered.graph.node if n.name not in kept), key=lambda n: order.get(n.name, -1))
     del ordered.graph.node[:]
     ordered.graph.node.extend(nodes)
+    nodes = [n for n in quantized.graph.node if n.name not in kept]
+    del quantized.graph.node[:]
+    quantized.graph.node.extend(nodes)
     try:
-        return exact(qdq, ordered)
+        return exact(quantized, ordered)
     except KeyError:
         return float("nan"), float("nan")
 
 
-def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) -> tuple:
+def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray, keep_float: Sequence[str] = ()
+           ) -> tuple:
     """Fold, quantize and check the contract; each stage closed by a Check against onnx.reference."""
     from . import contract, rewrites
     from .capstone import _reference_logits
@@ -441,8 +454,8 @@ def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) ->
     ref = _reference_logits(model, few)
     tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
     folded = rewrites.fold_batchnorm(model)
-    qdq, quantizer = _quantize(folded, calibration, method)
-    wrong, bad = _weights_exact(qdq, folded)
+    qdq, quantizer = _quantize(folded, calibration, method, keep_float)
+    wrong, bad = _weights_exact(qdq, folded, keep_float)
     part = contract.partition(qdq)
     return folded, qdq, quantizer, ref, tol, [
         Check("fold", "BatchNormalization nodes left", sum(n.op_type == "BatchNormalization"
@@ -453,6 +466,14 @@ def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) ->
         Check("quantize", "int8 weights ≠ QuantizeLinear (onnx.reference)", wrong, 0),
         Check("contract", "violations of the illustrative NPU contract", len(contract.check_contract(qdq)), 0),
         Check("contract", "bytes crossing NPU ↔ CPU per image", part.crossing_bytes, 0)]
+
+
+def _shared(a: np.ndarray, b: np.ndarray) -> int:
+    """How many images of ``b`` are also in ``a``, compared by content (a hash of their bytes)."""
+    import hashlib
+
+    seen = {hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() for im in a}
+    return sum(hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() in seen for im in b)
 
 
 def _choose(device: Any) -> tuple[str, str]:
@@ -468,16 +489,19 @@ def _choose(device: Any) -> tuple[str, str]:
 def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, labels: Any = None,
                 name: str | None = None, input_shape: Sequence[int] | None = None,
                 machine: MachineSpec | None = None, device: str | None = None, method: str = "minmax",
-                min_agreement: float = 0.9, warmup: int = 10, runs: int = 30) -> Project:
+                keep_float: Sequence[str] = (), min_agreement: float = 0.9, min_heldout: int = 200,
+                warmup: int = 10, runs: int = 30) -> Project:
     """Chapter 8's loop on any image classifier: load, fold, quantize, contract, compile, verify, benchmark, profile.
 
     ``model`` is what :func:`load_model` reads (with ``input_shape``).
     ``calibration`` (the student's own images) sets the INT8 ranges:
     chapter 6's :func:`npukit.ptq.to_qdq` for a plain chain of
     Conv/Relu/GlobalAveragePool/Flatten/Gemm, ONNX Runtime's
-    ``quantize_static`` (min-max, :func:`npukit.contract.ort_quantize_qdq`)
-    for a graph with Add, pools or Clip, which chapter 6's writer does not
-    handle. ``heldout`` images (never the calibration ones) decide the
+    ``quantize_static`` (:func:`npukit.contract.ort_quantize_qdq`) for a
+    graph with Add, pools or Clip, which chapter 6's writer does not handle,
+    or when ``keep_float`` names layers to leave in float. ``heldout`` images
+    (never the calibration ones: two checks count the held-out images and
+    the images both sets share, by content) decide the
     verification: FP32 against ``onnx.reference`` of the float model on the
     first 2, INT8's top-1 agreement with FP32 on all of them (>=
     ``min_agreement``), and accuracy when ``labels`` are given. FP32 and INT8
@@ -505,9 +529,16 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     device : str, optional
         An OpenVINO device; default: the NPU if present, else the CPU, said loudly.
     method : str
-        Chapter 6's observer for a chain (``"minmax"``, ``"percentile"``, ``"mse"``).
+        The calibration: chapter 6's observer for a chain (``"minmax"``,
+        ``"percentile"``, ``"mse"``); ONNX Runtime's for any other graph
+        (``"minmax"``, ``"percentile"``, ``"entropy"``).
+    keep_float : sequence of str
+        Names of nodes to leave in float (ONNX Runtime's ``nodes_to_exclude``);
+        the contract's checks then count what crosses to the CPU.
     min_agreement : float
-        The INT8 agreement the verification requires, in [0, 1).
+        The INT8 agreement the verification requires, in [0, 1].
+    min_heldout : int
+        The held-out images the report's check requires (the rubric's 200).
     warmup, runs : int
         Untimed inferences and interleaved rounds of the benchmark.
 
@@ -545,14 +576,27 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     if labels is not None:
         labels = _check.labels(labels, "labels", classes=classes, n=len(heldout))
     name = _check.text(name or proto.graph.name or "model", "name")
-    method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "mse"))
-    min_agreement = _check.fraction(min_agreement, "min_agreement")
+    keep_float = tuple(_check.text(k, f"keep_float[{i}]")
+                       for i, k in enumerate(_check.sequence(keep_float, "keep_float")))
+    unknown = sorted(set(keep_float) - {n.name for n in proto.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")})
+    if unknown:
+        raise ValueError(f"keep_float must name Conv, Gemm or MatMul nodes of the model, got {unknown}")
+    chain = _uses_ptq(proto, keep_float)
+    choices = _PTQ_METHODS if chain else _ORT_METHODS
+    method = _check.text(method, "method")
+    if method not in choices:
+        which = "chapter 6's quantizer (a plain chain)" if chain else "ONNX Runtime's quantizer (this graph)"
+        raise ValueError(f"method must be one of {choices} for {which}, got {method!r}")
+    min_agreement = _check.real(min_agreement, "min_agreement", minimum=0.0, maximum=1.0)
+    min_heldout = _check.integer(min_heldout, "min_heldout", minimum=1, maximum=10_000)
     warmup = _check.integer(warmup, "warmup", minimum=0, maximum=100_000)
     runs = _check.integer(runs, "runs", minimum=3, maximum=100_000)
     machine = profile().machine if machine is None else _check.instance(machine, "machine", MachineSpec)
     device, message = _choose(device)
     few = heldout[:2]
-    folded, qdq, quantizer, ref, tol, checks = _front(proto, calibration, method, few)
+    folded, qdq, quantizer, ref, tol, checks = _front(proto, calibration, method, few, keep_float)
+    checks[:0] = [Check("data", "held-out images", len(heldout), min_heldout, ">="),
+                  Check("data", "images both in calibration and held out", _shared(calibration, heldout), 0)]
     models = {"FP32": folded, "INT8": qdq}
     timed = {k: deploy.compile(m, device, precision="f32") for k, m in models.items()}
     not_int8 = sum(op.precision not in ("u8", "i8") for op in deploy.executed_graph(timed["INT8"])

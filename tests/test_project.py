@@ -140,9 +140,9 @@ def test_the_loop_runs_end_to_end_on_a_residual_network(tmp_path):
     cal = data.shapes_dataset(32, seed=7)[0]
     images, labels = data.heldout(24)
     p = project.closed_loop(zoo.example("resnet").to_onnx(), cal, images, labels=labels, machine=MACHINE,
-                            runs=3, warmup=1, min_agreement=0.75)   # 24 images: a loose gate, the loop is tested
+                            runs=3, warmup=1, min_agreement=0.75, min_heldout=24)   # 24 images: a loose gate, the loop is tested
     assert p.passed and p.quantizer == "onnxruntime"
-    assert [c.stage for c in p.checks] == ["fold", "fold", "quantize", "quantize", "contract", "contract",
+    assert [c.stage for c in p.checks] == ["data", "data", "fold", "fold", "quantize", "quantize", "contract", "contract",
                                            "compile", "verify", "verify"]
     assert p.verdict.word in ("faster", "indistinguishable", "slower") and p.verdict.low <= p.verdict.high
     # INT8's answers, independently: ONNX Runtime runs the same QDQ model
@@ -167,16 +167,35 @@ def test_the_loop_runs_end_to_end_on_a_residual_network(tmp_path):
         assert part in html
 
 
+def test_one_layer_kept_in_float_with_another_calibration_and_the_data_checks_can_fail():
+    """The rubric's "one change": ONNX Runtime's percentile calibration with one convolution left in float;
+    the held-out images reused as calibration and too few of them fail the two data checks."""
+    images = data.heldout(24)[0]
+    p = project.closed_loop(zoo.example("resnet").to_onnx(), images[:16], images, machine=MACHINE, runs=3,
+                            warmup=1, min_agreement=0.5, method="percentile", keep_float=["b2.short.conv"])
+    failed = {c.quantity: c.value for c in p.checks if not c.ok}
+    assert failed["held-out images"] == 24 and failed["images both in calibration and held out"] == 16
+    kept = next(n for n in p.qdq.graph.node if n.name == "b2.short.conv")
+    assert kept.input[1] in {t.name for t in p.qdq.graph.initializer}          # its float weight, no DQ
+    dq = {n.output[0] for n in p.qdq.graph.node if n.op_type == "DequantizeLinear"}
+    others = [n for n in p.qdq.graph.node if n.op_type in ("Conv", "Gemm") and n.name != "b2.short.conv"]
+    assert others and all(n.input[1] in dq for n in others)
+    assert {c.quantity: c.value for c in p.checks}["int8 weights ≠ QuantizeLinear (onnx.reference)"] == 0
+    with pytest.raises(ValueError, match="method must be one of"):
+        project.closed_loop(zoo.example("resnet").to_onnx(), images, images, machine=MACHINE, method="mse")
+
+
 def test_a_chain_takes_chapter_6s_quantizer_and_its_checks_can_fail():
     from npukit.models import CameraNet
 
     cal = data.shapes_dataset(16, seed=7)[0]
     images = data.heldout(12)[0]
     net = CameraNet.pretrained()
-    p = project.closed_loop(net.to_onnx(), cal, images, machine=MACHINE, runs=3, warmup=1)
+    p = project.closed_loop(net.to_onnx(), cal, images, machine=MACHINE, runs=3, warmup=1, min_heldout=12)
     assert p.quantizer == "npukit.ptq" and p.passed and p.accuracy == {}
     # calibrated on images 20 times too dark, every bright activation clips: only the verification fails
-    dark = project.closed_loop(net.to_onnx(), cal * np.float32(0.05), images, machine=MACHINE, runs=3, warmup=1)
+    dark = project.closed_loop(net.to_onnx(), cal * np.float32(0.05), images, machine=MACHINE, runs=3, warmup=1,
+                                min_heldout=12)
     assert [c.quantity for c in dark.checks if not c.ok] == ["INT8 top-1 agreement with FP32"]
     assert not dark.passed and dark.agreement < 0.9
 
