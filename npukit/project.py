@@ -41,8 +41,10 @@ __all__ = ["OPERATORS", "load_model", "Project", "closed_loop"]
 
 #: The ONNX operators the loop accepts: the ones the course teaches and every stage
 #: (folding, quantization, the NPU contract, the counts) handles.
+#: Reshape is not one: its shape input is an int64 tensor, which the illustrative NPU contract refuses
+#: (chapter 7); export a flatten before the classifier as Flatten (``torch.flatten(x, 1)``).
 OPERATORS = frozenset({"Conv", "BatchNormalization", "Relu", "Clip", "Add", "GlobalAveragePool",
-                       "MaxPool", "AveragePool", "Flatten", "Reshape", "Gemm", "MatMul"})
+                       "MaxPool", "AveragePool", "Flatten", "Gemm", "MatMul"})
 
 _MIN_OPSET = 17
 _CHAIN_OPS = frozenset({"Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"})  # ptq.to_qdq's graphs
@@ -117,7 +119,30 @@ def _name_nodes(proto: Any) -> None:
             seen[name] = 1
 
 
-def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.ModelProto:
+def _normalizer(proto: Any, normalize: Any) -> None:
+    """Put ``(x - mean) / std`` per channel in front of the graph, as a 1×1 depthwise Conv (weights 1/std, bias
+    -mean/std), which is exact; folded into the first convolution it would be wrong where that one pads."""
+    from onnx import helper, numpy_helper
+
+    pair = _check.sequence(normalize, "normalize", length=2)
+    mean = np.array([_check.real(m, f"normalize[0][{i}]")
+                     for i, m in enumerate(_check.sequence(pair[0], "normalize[0]", length=3))])
+    std = np.array([_check.real(v, f"normalize[1][{i}]", minimum=1e-12)
+                    for i, v in enumerate(_check.sequence(pair[1], "normalize[1]", length=3))])
+    inits = {t.name for t in proto.graph.initializer}
+    x = next(i.name for i in proto.graph.input if i.name not in inits)
+    y = f"{x}.normalized"
+    for n in proto.graph.node:
+        n.input[:] = [y if t == x else t for t in n.input]
+    w = numpy_helper.from_array((1 / std).astype(np.float32).reshape(3, 1, 1, 1), "input.normalize.weight")
+    b = numpy_helper.from_array((-mean / std).astype(np.float32), "input.normalize.bias")
+    proto.graph.initializer.extend([w, b])
+    node = helper.make_node("Conv", [x, w.name, b.name], [y], name="input.normalize", group=3, kernel_shape=[1, 1])
+    proto.graph.node.insert(0, node)
+
+
+def load_model(model: Any, *, input_shape: Sequence[int] | None = None,
+               normalize: tuple[Sequence[float], Sequence[float]] | None = None) -> onnx.ModelProto:
     """A student's image classifier, checked for the loop: opset >= 17, one static RGB input, known operators.
 
     ``model`` is a path to an ``.onnx`` file, its bytes or an
@@ -136,6 +161,12 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
         The model.
     input_shape : sequence of int, optional
         ``(1, 3, H, W)``: fixes the input's symbolic dimensions (static ones must match).
+    normalize : (mean, std), optional
+        Three means and three standard deviations, for a model trained on
+        ``(x - mean) / std`` of pixels in [0, 1] (ImageNet's: ``((0.485,
+        0.456, 0.406), (0.229, 0.224, 0.225))``): prepended as a node
+        ``input.normalize``, a 1×1 depthwise Conv, so that the model's
+        input is pixels in [0, 1].
 
     Returns
     -------
@@ -172,9 +203,15 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     for i, node in enumerate(proto.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in OPERATORS:
             op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
+            hint = (" (export the flatten as Flatten, e.g. torch.flatten(x, 1): a Reshape's int64 shape "
+                    "breaks the NPU contract)") if op == "Reshape" else ""
             raise ValueError(f"model uses {op} (node {node.name or f'#{i}'!r}), which the closed loop does not "
-                             f"support; it supports {', '.join(sorted(OPERATORS))}")
+                             f"support; it supports {', '.join(sorted(OPERATORS))}{hint}")
     _name_nodes(proto)
+    if normalize is not None:
+        if "input.normalize" in {n.name for n in proto.graph.node}:
+            raise ValueError("normalize must not be given for a model that already has a node 'input.normalize'")
+        _normalizer(proto, normalize)
     inits = {t.name for t in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in inits]
     if len(inputs) != 1 or len(proto.graph.output) != 1:
@@ -388,7 +425,8 @@ def _images(x: Any, name: str, shape: tuple) -> np.ndarray:
         raise ValueError(f"{name} must be float32 images of shape (n >= 1, {', '.join(map(str, shape[1:]))}), "
                          f"the model's input; got {x.dtype} {x.shape}")
     if not (np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1):
-        raise ValueError(f"{name} pixels must be finite and lie in [0, 1] (the model's units, not 0–255)")
+        raise ValueError(f"{name} pixels must be finite and lie in [0, 1] (not 0–255, not normalized: for a "
+                         "model trained on (x - mean) / std, pass normalize=(mean, std))")
     return x
 
 
@@ -396,8 +434,27 @@ def _images(x: Any, name: str, shape: tuple) -> np.ndarray:
 _PTQ_METHODS, _ORT_METHODS = ("minmax", "percentile", "mse"), ("minmax", "percentile", "entropy")
 
 
+def _plain(node: Any) -> bool:
+    """True if chapter 6's writer reads every attribute ``node`` sets (its calibration's NumPy forward
+    pass takes one stride and one pad for all sides, and a Gemm as ``A @ B.T + C`` with its weight's
+    channels on axis 0); a dilated or ``auto_pad`` Conv, or a Gemm with ``alpha``, ``beta``, ``transA``,
+    ``transB=0`` or no bias, is not."""
+    from onnx import helper
+
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    if node.op_type == "Conv":
+        return (set(a.get("dilations", [1])) == {1} and a.get("auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
+                and len(set(a.get("pads", [0]))) == 1 and len(set(a.get("strides", [1]))) == 1)
+    if node.op_type == "Gemm":
+        return (a.get("alpha", 1.0) == 1.0 and a.get("beta", 1.0) == 1.0 and a.get("transA", 0) == 0
+                and a.get("transB", 0) == 1 and len(node.input) == 3 and bool(node.input[2]))
+    return True
+
+
 def _uses_ptq(folded: Any, keep_float: Sequence[str]) -> bool:
-    return not keep_float and {n.op_type for n in folded.graph.node} <= _CHAIN_OPS
+    """Chapter 6's quantizer for a plain chain whose attributes it reads; ONNX Runtime's for anything else."""
+    return (not keep_float and {n.op_type for n in folded.graph.node} <= _CHAIN_OPS
+            and all(_plain(n) for n in folded.graph.node))
 
 
 def _quantize(folded: Any, calibration: np.ndarray, method: str, keep_float: Sequence[str] = ()) -> tuple[Any, str]:
@@ -488,7 +545,7 @@ def _choose(device: Any) -> tuple[str, str]:
 
 def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, labels: Any = None,
                 name: str | None = None, input_shape: Sequence[int] | None = None,
-                machine: MachineSpec | None = None, device: str | None = None, method: str = "minmax",
+                normalize: tuple[Sequence[float], Sequence[float]] | None = None, machine: MachineSpec | None = None, device: str | None = None, method: str = "minmax",
                 keep_float: Sequence[str] = (), min_agreement: float = 0.9, min_heldout: int = 200,
                 warmup: int = 10, runs: int = 30) -> Project:
     """Chapter 8's loop on any image classifier: load, fold, quantize, contract, compile, verify, benchmark, profile.
@@ -524,6 +581,8 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
         The report's title (default: the graph's name).
     input_shape : sequence of int, optional
         ``(1, 3, H, W)`` for a model whose input has symbolic dimensions.
+    normalize : (mean, std), optional
+        A model's per-channel input normalization (see :func:`load_model`).
     machine : graphs.MachineSpec, optional
         This machine's roofline (default: :func:`npukit.machine.profile`'s).
     device : str, optional
@@ -566,7 +625,7 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     from .machine import profile
     from .timing import Comparison
 
-    proto = load_model(model, input_shape=input_shape)
+    proto = load_model(model, input_shape=input_shape, normalize=normalize)
     shape = tuple(d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim)
     calibration = _images(calibration, "calibration", shape)
     heldout = _images(heldout, "heldout", shape)

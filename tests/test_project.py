@@ -89,6 +89,56 @@ def test_unnamed_nodes_get_unique_names_and_the_ledger_counts_each_layer():
     assert len({n.name for n in clash.graph.node}) == 6 and clash.graph.node[0].name == "Relu_1"
 
 
+def test_normalize_prepends_the_exact_per_channel_normalization():
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    model = _unnamed()
+    loaded = project.load_model(model, normalize=(mean, std))
+    assert loaded.graph.node[0].name == "input.normalize" and loaded.graph.node[0].op_type == "Conv"
+    x = np.random.default_rng(1).random((1, 3, 8, 8), dtype=np.float32)
+    by_numpy = (x - np.array(mean, np.float32)[:, None, None]) / np.array(std, np.float32)[:, None, None]
+    want = ReferenceEvaluator(model).run(None, {"x": by_numpy.astype(np.float32)})[0]
+    got = ReferenceEvaluator(loaded).run(None, {"x": x})[0]
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5)    # exact at the padded border too: the 3×3 conv pads
+    with pytest.raises(ValueError, match="normalize"):
+        project.closed_loop(model, x * 2 - 0.5, x, machine=MACHINE)   # normalized pixels: the error says what to pass
+
+
+@pytest.mark.parametrize("change", ["transB=0", "alpha", "dilations", "asymmetric pads"])
+def test_a_chain_with_attributes_chapter_6_does_not_read_goes_to_onnx_runtime(change):
+    import onnxruntime as ort
+
+    model = _unnamed()
+    conv, gemm = model.graph.node[0], model.graph.node[5]
+    if change == "transB=0":                                       # K = 16 ≠ N = 4
+        w = next(t for t in model.graph.initializer if t.name == gemm.input[1])
+        arr = onnx.numpy_helper.to_array(w).T.copy()
+        w.CopyFrom(onnx.numpy_helper.from_array(arr, w.name))
+        del gemm.attribute[:]
+        gemm.attribute.append(helper.make_attribute("transB", 0))
+    elif change == "alpha":
+        gemm.attribute.append(helper.make_attribute("alpha", 0.5))
+    elif change == "dilations":
+        conv.attribute.append(helper.make_attribute("dilations", [2, 2]))
+        del conv.attribute[0]
+        conv.attribute.append(helper.make_attribute("pads", [2, 2, 2, 2]))
+    else:
+        del conv.attribute[0]
+        conv.attribute.append(helper.make_attribute("pads", [0, 0, 2, 2]))
+    bias = helper.make_tensor("gemm.b", TensorProto.FLOAT, [4], np.zeros(4))
+    model.graph.initializer.append(bias)
+    gemm.input.append("gemm.b")
+    loaded = project.load_model(model)
+    assert not project._uses_ptq(loaded, ())
+    cal = np.random.default_rng(2).random((8, 3, 8, 8), dtype=np.float32)
+    qdq, quantizer = project._quantize(loaded, cal, "minmax")
+    assert quantizer == "onnxruntime"
+    s = ort.InferenceSession(qdq.SerializeToString(), providers=["CPUExecutionProvider"])
+    ref = ReferenceEvaluator(loaded)
+    for im in cal[:2]:
+        want = ref.run(None, {"x": im[None]})[0]
+        assert np.abs(s.run(None, {"x": im[None]})[0] - want).max() <= 0.1 * np.abs(want).max()
+
+
 def test_duplicate_node_names_are_refused():
     with pytest.raises(ValueError, match=r"node names must be unique.*'n' \(4 nodes\)"):
         project.load_model(_unnamed(("n", "n", "n", "", "n")))

@@ -29,6 +29,12 @@ def _twice(name: str = "n"):
 
 CASES = [
     bad(project.load_model, _twice(), names="'n' (2 nodes)"),
+    bad(project.load_model, _one("Reshape"), names="Flatten"),
+    bad(project.load_model, _model, normalize=((0.5, 0.5, 0.5), (0.2, 0.0, 0.2)), names="normalize[1][1]"),
+    bad(project.load_model, _model, normalize=((0.5, 0.5), (0.2, 0.2, 0.2)), names="normalize[0]"),
+    bad(project.load_model, _model, normalize=(("a", 0.5, 0.5), (0.2, 0.2, 0.2)), exc=TypeError,
+        names="normalize[0][0]"),
+    bad(project.load_model, _model, normalize="imagenet", exc=TypeError, names="normalize"),
     bad(project.load_model, 3, exc=TypeError, names="model"),
     bad(project.load_model, "no/such/model.onnx", names="model"),
     bad(project.load_model, b"not onnx at all", names="model"),
