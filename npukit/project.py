@@ -341,6 +341,7 @@ class Project:
     machine: Any
     heldout: int
     npu_bounds: tuple = ()
+    made_on: str = ""  #: the machine, date and library versions of the run (:func:`_made_on`)
 
     def __post_init__(self) -> None:
         from .accelerator import ModelTable
@@ -391,7 +392,8 @@ class Project:
             f"<h2>Closed loop: {e(self.name)}</h2><p>{e(self.device_message)} Quantized by {e(self.quantizer)}; "
             f"{sum(c.ok for c in self.checks)} of {len(self.checks)} checks passed. INT8 gives FP32's top-1 answer "
             f"on {self.agreement:.1%} of {self.heldout} held-out images{'; ' + e(acc) if acc else ''}.</p>"
-            f"<h3>Checks</h3><table><tr><th>stage</th><th>quantity</th><th>value</th><th>limit</th><th></th></tr>"
+            + (f"<p>Measured on {e(self.made_on)}.</p>" if self.made_on else "")
+            + f"<h3>Checks</h3><table><tr><th>stage</th><th>quantity</th><th>value</th><th>limit</th><th></th></tr>"
             f"{checks}</table><h3>Latency (batch 1, {e(self.device)}, interleaved rounds)</h3><p>"
             + ", ".join(f"{k} {v:.3f} ms" for k, v in ms.items()) + f". INT8 is {e(self.verdict.phrase)}.</p>"
             f"<h3>Roofline ({e(m.cpu)})</h3><p>{flops / nbytes:.2f} FLOP/B against a ridge of {m.ridge:.1f} "
@@ -531,6 +533,18 @@ def _shared(a: np.ndarray, b: np.ndarray) -> int:
 
     seen = {hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() for im in a}
     return sum(hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() in seen for im in b)
+
+
+def _made_on() -> str:
+    """The machine and date (:func:`npukit.measure.machine_summary`) with the versions that made the numbers."""
+    import onnx
+    import onnxruntime
+    import openvino
+
+    from .measure import machine_summary
+
+    return (f"{machine_summary()} · OpenVINO {openvino.get_version()} · ONNX Runtime {onnxruntime.__version__} · "
+            f"onnx {onnx.__version__}")
 
 
 def _choose(device: Any) -> tuple[str, str]:
@@ -673,4 +687,4 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
                 for k, m in models.items()}
     layers, table = _ledger(folded, machine, profiles)
     return Project(name, proto, folded, qdq, quantizer, device, message, tuple(checks), agreement, accuracy,
-                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(folded))
+                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(folded), _made_on())

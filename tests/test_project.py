@@ -213,7 +213,8 @@ def test_the_loop_runs_end_to_end_on_a_residual_network(tmp_path):
         assert r.macs == want, n.name
         assert p.array.layers[convs.index(n)].layer.macs == want
     html = p.write(tmp_path / "report.html").read_text(encoding="utf-8")
-    for part in ("Checks", "Ledger", "Roofline", "Array estimate", "Published NPUs", "b2.short.conv"):
+    for part in ("Checks", "Ledger", "Roofline", "Array estimate", "Published NPUs", "b2.short.conv", "OpenVINO 20",
+                 "ONNX Runtime 1."):
         assert part in html
 
 
