@@ -625,7 +625,8 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
         Weight scales per output channel.
     method : {"minmax", "percentile", "entropy"}
         ONNX Runtime's calibration (``CalibrationMethod.MinMax``, ``Percentile``
-        at its default 99.999 %, ``Entropy``).
+        at its default, the 0.001th to the 99.999th percentile for uint8
+        activations, ``Entropy``).
     exclude : sequence of str
         Node names left in float (``nodes_to_exclude``).
 
