@@ -138,6 +138,19 @@ def test_students_mapping_is_checked(tmp_path):
         grade.grade([LAB5], ROOT / "labs", seed=1, students=["alice"])
     with pytest.raises(TypeError, match="students"):
         grade.grade([LAB5], ROOT / "labs", seed=1, students={"a.ipynb": 3})
+    for who in ("alice", "bob"):
+        (tmp_path / who).mkdir()
+        (tmp_path / who / LAB5.name).write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="the file name of 2 submissions"):
+        grade.grade([tmp_path], ROOT / "labs", seed=1, students={LAB5.name: "alice"})
+
+
+def test_notebooks_directly_in_the_folder_passed_are_flagged(tmp_path, capsys):
+    for name in ("a_05_systolic.ipynb", "b_05_systolic.ipynb"):
+        (tmp_path / "flat" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "flat" / name).write_text("not json", encoding="utf-8")
+    grade.grade([tmp_path / "flat"], ROOT / "labs", seed=1)
+    assert "2 notebooks directly in" in capsys.readouterr().err
 
 
 def _submission(tmp: Path, student: str, cycles: int, share: float, name: str = LAB5.name) -> Path:

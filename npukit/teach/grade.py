@@ -426,15 +426,32 @@ def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Pat
     timeout = float(_check.positive(timeout, "timeout"))
     keep_dir = _check.path(keep, "keep") if keep is not None else None
     mapping = _students(students)
+    found = _expand(submissions)
+    names: dict[str, int] = {}
+    for path, _ in found:
+        names[path.name] = names.get(path.name, 0) + 1
+    for key in mapping:
+        if names.get(key, 0) > 1:
+            raise ValueError(f"students names {key!r}, the file name of {names[key]} submissions: name each of "
+                             "them by its path")
+    flat: dict[pathlib.Path, int] = {}                 # notebooks directly in a folder passed: no folder each
+    for path, root in found:
+        if root is not None and path.parent == root:
+            flat[root] = flat.get(root, 0) + 1
     results = []
-    for path, root in _expand(submissions):
+    for path, root in found:
         who = mapping.get(str(path), mapping.get(path.name))
         named = who is not None                      # the instructor named the student: the file name says nothing
+        shared = ""
         if who is None:
             who = variants.submission_student(path, root)
             if mapping:
                 print(f"{path}: not in students; graded as its folder's {who!r}", file=sys.stderr)
-        results.append(_grade_one(path, labs, lab, seed, timeout, keep_dir, who=who, by_name=named))
+            if root is not None and flat.get(root, 0) > 1 and path.parent == root:
+                shared = (f"{flat[root]} notebooks directly in {str(root)!r} are all graded as {who!r}: collect "
+                          "each student's in a folder of their own, or pass students")
+                print(f"{path}: {shared}", file=sys.stderr)
+        results.append(_grade_one(path, labs, lab, seed, timeout, keep_dir, who=who, by_name=named, shared=shared))
     return results
 
 
@@ -487,7 +504,7 @@ def _expand(submissions: Iterable[Any]) -> list[tuple[pathlib.Path, pathlib.Path
 
 def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, seed: int, timeout: float,
                keep: pathlib.Path | None, *, screening: bool = True, who: str | None = None,
-               by_name: bool = False) -> dict[str, Any]:
+               by_name: bool = False, shared: str = "") -> dict[str, Any]:
     import tempfile
 
     try:
@@ -504,7 +521,8 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
     if who is None:
         who = variants.submission_student(path)
     named = "" if by_name else variants.name_disagrees(path, lab.name, who)
-    note = f"the file's name says {named!r}, graded as {who!r}" if named else ""
+    note = "; ".join(x for x in (f"the file's name says {named!r}, graded as {who!r}" if named else "", shared)
+                     if x)
     if note:
         print(f"{path}: {note}; check whose work it is", file=sys.stderr)
     learner = _learner_sources(sub, lab)
