@@ -358,6 +358,7 @@ class Project:
         _check.instance(self.array, "array", ModelTable, "accelerator.ModelTable")
         _check.instance(self.machine, "machine", MachineSpec, "graphs.MachineSpec")
         _check.integer(self.heldout, "heldout", minimum=1)
+        _check.text(self.made_on, "made_on")
         for i, r in enumerate(_check.sequence(self.layers, "layers", min_length=1)):
             _check.instance(r, f"layers[{i}]", LayerRow, "capstone.LayerRow")
 
@@ -654,7 +655,9 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     unknown = sorted(set(keep_float) - {n.name for n in proto.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")})
     if unknown:
         raise ValueError(f"keep_float must name Conv, Gemm or MatMul nodes of the model, got {unknown}")
-    chain = _uses_ptq(proto, keep_float)
+    from .rewrites import fold_batchnorm
+
+    chain = _uses_ptq(fold_batchnorm(proto), keep_float)       # as _quantize will see it
     choices = _PTQ_METHODS if chain else _ORT_METHODS
     method = _check.text(method, "method")
     if method not in choices:

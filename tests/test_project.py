@@ -242,13 +242,16 @@ def test_a_chain_takes_chapter_6s_quantizer_and_its_checks_can_fail():
     cal = data.shapes_dataset(16, seed=7)[0]
     images = data.heldout(12)[0]
     net = CameraNet.pretrained()
-    p = project.closed_loop(net.to_onnx(), cal, images, machine=MACHINE, runs=3, warmup=1, min_heldout=12)
+    p = project.closed_loop(net.to_onnx(), cal, images, machine=MACHINE, runs=3, warmup=1, min_heldout=12,
+                            method="mse")                                   # chapter 6's MSE observer
     assert p.quantizer == "npukit.ptq" and p.passed and p.accuracy == {}
     # calibrated on images 20 times too dark, every bright activation clips: only the verification fails
     dark = project.closed_loop(net.to_onnx(), cal * np.float32(0.05), images, machine=MACHINE, runs=3, warmup=1,
                                 min_heldout=12)
     assert [c.quantity for c in dark.checks if not c.ok] == ["INT8 top-1 agreement with FP32"]
     assert not dark.passed and dark.agreement < 0.9
+    with pytest.raises(ValueError, match="for chapter 6's quantizer"):        # its observers, not ORT's
+        project.closed_loop(net.to_onnx(), cal, images, machine=MACHINE, method="entropy")
 
 
 def test_the_published_npu_bounds_follow_chapter_9s_roofline(monkeypatch):
