@@ -601,7 +601,8 @@ def _check_cuts(model: Any, cuts: tuple) -> None:
                              "cut where every later node depends only on the cut tensor")
 
 
-def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = True) -> Any:
+def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool = True, method: str = "minmax",
+                     exclude: Sequence[str] = ()) -> Any:
     """An INT8 QDQ model made by ONNX Runtime's quantizer, ``quantize_static`` (u8 activations, s8 weights).
 
     The course's own QDQ builder is chapter 6's :func:`npukit.ptq.to_qdq`:
@@ -622,6 +623,12 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
         shape is a ``ValueError``.
     per_channel : bool
         Weight scales per output channel.
+    method : {"minmax", "percentile", "entropy"}
+        ONNX Runtime's calibration (``CalibrationMethod.MinMax``, ``Percentile``
+        at its default, the 0.001th to the 99.999th percentile for uint8
+        activations, ``Entropy``).
+    exclude : sequence of str
+        Node names left in float (``nodes_to_exclude``).
 
     Examples
     --------
@@ -632,14 +639,22 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
     >>> sorted({n.op_type for n in q.graph.node} & {"QuantizeLinear", "DequantizeLinear"})
     ['DequantizeLinear', 'QuantizeLinear']
     """
+    import contextlib
+    import io
     import tempfile
 
     import onnx
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
 
     model = _model_proto(model)
     calibration = _check.float_data(calibration, "calibration")  # NaN would poison the min-max ranges
     per_channel = _check.boolean(per_channel, "per_channel")
+    method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "entropy"))
+    exclude = [_check.text(x, f"exclude[{i}]") for i, x in enumerate(_check.sequence(exclude, "exclude"))]
+    unknown = sorted(set(exclude) - {n.name for n in model.graph.node})
+    if unknown:
+        raise ValueError(f"exclude must name nodes of the model, got {unknown}")
     name = model.graph.input[0].name
     dims = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     if calibration.ndim != len(dims) or tuple(calibration.shape[1:]) != tuple(dims[1:]) or calibration.dtype != np.float32:
@@ -661,9 +676,13 @@ def ort_quantize_qdq(model: Any, calibration: np.ndarray, *, per_channel: bool =
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = pathlib.Path(tmp) / "float.onnx", pathlib.Path(tmp) / "qdq.onnx"
         onnx.save(model, src)
+        calibrate = {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
+                     "percentile": CalibrationMethod.Percentile}[method]
         try:
-            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+            with contextlib.redirect_stdout(io.StringIO()):   # the histogram calibrators print their settings
+                quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                                nodes_to_exclude=exclude or None, calibrate_method=calibrate)
         finally:
             root.setLevel(level)
         return onnx.load(str(dst))

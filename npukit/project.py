@@ -41,8 +41,10 @@ __all__ = ["OPERATORS", "load_model", "Project", "closed_loop"]
 
 #: The ONNX operators the loop accepts: the ones the course teaches and every stage
 #: (folding, quantization, the NPU contract, the counts) handles.
+#: Reshape is not one: its shape input is an int64 tensor, which the illustrative NPU contract refuses
+#: (chapter 7); export a flatten before the classifier as Flatten (``torch.flatten(x, 1)``).
 OPERATORS = frozenset({"Conv", "BatchNormalization", "Relu", "Clip", "Add", "GlobalAveragePool",
-                       "MaxPool", "AveragePool", "Flatten", "Reshape", "Gemm", "MatMul"})
+                       "MaxPool", "AveragePool", "Flatten", "Gemm", "MatMul"})
 
 _MIN_OPSET = 17
 _CHAIN_OPS = frozenset({"Conv", "Relu", "GlobalAveragePool", "Flatten", "Gemm"})  # ptq.to_qdq's graphs
@@ -94,7 +96,53 @@ def _fix_shape(model: Any, input_shape: Any) -> None:
                          f"{[d.dim_value for d in dims]}: pass input_shape=(1, 3, H, W) or export batch 1")
 
 
-def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.ModelProto:
+def _name_nodes(proto: Any) -> None:
+    """Give every unnamed node a unique name (``Conv_3``: its type and position); refuse duplicate names.
+
+    The ledger, the profile and the weight checks pair layers by node name; ONNX allows a node without a
+    name (``onnx.helper``'s default) and ``onnx.checker`` does not require names to be unique.
+    """
+    seen: dict[str, int] = {}
+    for n in proto.graph.node:
+        if n.name:
+            seen[n.name] = seen.get(n.name, 0) + 1
+    twice = sorted(k for k, v in seen.items() if v > 1)
+    if twice:
+        raise ValueError(f"model's node names must be unique (the report pairs layers by name), got "
+                         f"{', '.join(f'{k!r} ({seen[k]} nodes)' for k in twice[:5])}: rename them")
+    for i, n in enumerate(proto.graph.node):
+        if not n.name:
+            name, k = f"{n.op_type}_{i}", 1
+            while name in seen:
+                name, k = f"{n.op_type}_{i}_{k}", k + 1
+            n.name = name
+            seen[name] = 1
+
+
+def _normalizer(proto: Any, normalize: Any) -> None:
+    """Put ``(x - mean) / std`` per channel in front of the graph, as a 1×1 depthwise Conv (weights 1/std, bias
+    -mean/std), which is exact; folded into the first convolution it would be wrong where that one pads."""
+    from onnx import helper, numpy_helper
+
+    pair = _check.sequence(normalize, "normalize", length=2)
+    mean = np.array([_check.real(m, f"normalize[0][{i}]")
+                     for i, m in enumerate(_check.sequence(pair[0], "normalize[0]", length=3))])
+    std = np.array([_check.real(v, f"normalize[1][{i}]", minimum=1e-12)
+                    for i, v in enumerate(_check.sequence(pair[1], "normalize[1]", length=3))])
+    inits = {t.name for t in proto.graph.initializer}
+    x = next(i.name for i in proto.graph.input if i.name not in inits)
+    y = f"{x}.normalized"
+    for n in proto.graph.node:
+        n.input[:] = [y if t == x else t for t in n.input]
+    w = numpy_helper.from_array((1 / std).astype(np.float32).reshape(3, 1, 1, 1), "input.normalize.weight")
+    b = numpy_helper.from_array((-mean / std).astype(np.float32), "input.normalize.bias")
+    proto.graph.initializer.extend([w, b])
+    node = helper.make_node("Conv", [x, w.name, b.name], [y], name="input.normalize", group=3, kernel_shape=[1, 1])
+    proto.graph.node.insert(0, node)
+
+
+def load_model(model: Any, *, input_shape: Sequence[int] | None = None,
+               normalize: tuple[Sequence[float], Sequence[float]] | None = None) -> onnx.ModelProto:
     """A student's image classifier, checked for the loop: opset >= 17, one static RGB input, known operators.
 
     ``model`` is a path to an ``.onnx`` file, its bytes or an
@@ -102,7 +150,9 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     ``(1, 3, H, W)``; a symbolic dimension is fixed with ``input_shape``. Its
     one output is the logits ``(1, classes)``. Every node must be one of
     :data:`OPERATORS` in the default domain; the first that is not is named
-    with its node. The model passes ``onnx.checker`` with shape inference.
+    with its node. Node names must be unique; an unnamed node is named by
+    its type and position (``Conv_0``). The model passes ``onnx.checker``
+    with shape inference.
     See "The term project" (chapters/project.md).
 
     Parameters
@@ -111,6 +161,12 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
         The model.
     input_shape : sequence of int, optional
         ``(1, 3, H, W)``: fixes the input's symbolic dimensions (static ones must match).
+    normalize : (mean, std), optional
+        Three means and three standard deviations, for a model trained on
+        ``(x - mean) / std`` of pixels in [0, 1] (ImageNet's: ``((0.485,
+        0.456, 0.406), (0.229, 0.224, 0.225))``): prepended as a node
+        ``input.normalize``, a 1×1 depthwise Conv, so that the model's
+        input is pixels in [0, 1].
 
     Returns
     -------
@@ -121,7 +177,7 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     ------
     TypeError, ValueError
         For a model of another type, an unreadable file, an opset below 17, an
-        unsupported operator (the first, by node), a dynamic or non-RGB input
+        unsupported operator (the first, by node), two nodes of one name, a dynamic or non-RGB input
         left unfixed, or a bad ``input_shape``.
 
     Examples
@@ -147,8 +203,15 @@ def load_model(model: Any, *, input_shape: Sequence[int] | None = None) -> onnx.
     for i, node in enumerate(proto.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in OPERATORS:
             op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
+            hint = (" (export the flatten as Flatten, e.g. torch.flatten(x, 1): a Reshape's int64 shape "
+                    "breaks the NPU contract)") if op == "Reshape" else ""
             raise ValueError(f"model uses {op} (node {node.name or f'#{i}'!r}), which the closed loop does not "
-                             f"support; it supports {', '.join(sorted(OPERATORS))}")
+                             f"support; it supports {', '.join(sorted(OPERATORS))}{hint}")
+    _name_nodes(proto)
+    if normalize is not None:
+        if "input.normalize" in {n.name for n in proto.graph.node}:
+            raise ValueError("normalize must not be given for a model that already has a node 'input.normalize'")
+        _normalizer(proto, normalize)
     inits = {t.name for t in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in inits]
     if len(inputs) != 1 or len(proto.graph.output) != 1:
@@ -278,6 +341,7 @@ class Project:
     machine: Any
     heldout: int
     npu_bounds: tuple = ()
+    made_on: str = ""  #: the machine, date and library versions of the run (:func:`_made_on`)
 
     def __post_init__(self) -> None:
         from .accelerator import ModelTable
@@ -294,6 +358,7 @@ class Project:
         _check.instance(self.array, "array", ModelTable, "accelerator.ModelTable")
         _check.instance(self.machine, "machine", MachineSpec, "graphs.MachineSpec")
         _check.integer(self.heldout, "heldout", minimum=1)
+        _check.text(self.made_on, "made_on")
         for i, r in enumerate(_check.sequence(self.layers, "layers", min_length=1)):
             _check.instance(r, f"layers[{i}]", LayerRow, "capstone.LayerRow")
 
@@ -328,7 +393,8 @@ class Project:
             f"<h2>Closed loop: {e(self.name)}</h2><p>{e(self.device_message)} Quantized by {e(self.quantizer)}; "
             f"{sum(c.ok for c in self.checks)} of {len(self.checks)} checks passed. INT8 gives FP32's top-1 answer "
             f"on {self.agreement:.1%} of {self.heldout} held-out images{'; ' + e(acc) if acc else ''}.</p>"
-            f"<h3>Checks</h3><table><tr><th>stage</th><th>quantity</th><th>value</th><th>limit</th><th></th></tr>"
+            + (f"<p>Measured on {e(self.made_on)}.</p>" if self.made_on else "")
+            + f"<h3>Checks</h3><table><tr><th>stage</th><th>quantity</th><th>value</th><th>limit</th><th></th></tr>"
             f"{checks}</table><h3>Latency (batch 1, {e(self.device)}, interleaved rounds)</h3><p>"
             + ", ".join(f"{k} {v:.3f} ms" for k, v in ms.items()) + f". INT8 is {e(self.verdict.phrase)}.</p>"
             f"<h3>Roofline ({e(m.cpu)})</h3><p>{flops / nbytes:.2f} FLOP/B against a ridge of {m.ridge:.1f} "
@@ -362,52 +428,85 @@ def _images(x: Any, name: str, shape: tuple) -> np.ndarray:
         raise ValueError(f"{name} must be float32 images of shape (n >= 1, {', '.join(map(str, shape[1:]))}), "
                          f"the model's input; got {x.dtype} {x.shape}")
     if not (np.isfinite(x).all() and x.min() >= 0 and x.max() <= 1):
-        raise ValueError(f"{name} pixels must be finite and lie in [0, 1] (the model's units, not 0–255)")
+        raise ValueError(f"{name} pixels must be finite and lie in [0, 1] (not 0–255, not normalized: for a "
+                         "model trained on (x - mean) / std, pass normalize=(mean, std))")
     return x
 
 
-def _quantize(folded: Any, calibration: np.ndarray, method: str) -> tuple[Any, str]:
-    """The course's quantizer for a plain chain (chapter 6), ONNX Runtime's for anything with Add, pools, Clip."""
+#: Calibration methods: chapter 6's observers (a plain chain), ONNX Runtime's (any other graph, or keep_float).
+_PTQ_METHODS, _ORT_METHODS = ("minmax", "percentile", "mse"), ("minmax", "percentile", "entropy")
+
+
+def _plain(node: Any) -> bool:
+    """True if chapter 6's writer reads every attribute ``node`` sets (its calibration's NumPy forward
+    pass takes one stride and one pad for all sides, and a Gemm as ``A @ B.T + C`` with its weight's
+    channels on axis 0); a dilated or ``auto_pad`` Conv, or a Gemm with ``alpha``, ``beta``, ``transA``,
+    ``transB=0`` or no bias, is not."""
+    from onnx import helper
+
+    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+    if node.op_type == "Conv":
+        return (set(a.get("dilations", [1])) == {1} and a.get("auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
+                and len(set(a.get("pads", [0]))) == 1 and len(set(a.get("strides", [1]))) == 1)
+    if node.op_type == "Gemm":
+        return (a.get("alpha", 1.0) == 1.0 and a.get("beta", 1.0) == 1.0 and a.get("transA", 0) == 0
+                and a.get("transB", 0) == 1 and len(node.input) == 3 and bool(node.input[2]))
+    return True
+
+
+def _uses_ptq(folded: Any, keep_float: Sequence[str]) -> bool:
+    """Chapter 6's quantizer for a plain chain whose attributes it reads; ONNX Runtime's for anything else."""
+    return (not keep_float and {n.op_type for n in folded.graph.node} <= _CHAIN_OPS
+            and all(_plain(n) for n in folded.graph.node))
+
+
+def _quantize(folded: Any, calibration: np.ndarray, method: str, keep_float: Sequence[str] = ()) -> tuple[Any, str]:
+    """The course's quantizer for a plain chain (chapter 6), ONNX Runtime's for anything with Add, pools, Clip
+    or with layers kept in float."""
     from . import contract, ptq
 
-    if {n.op_type for n in folded.graph.node} <= _CHAIN_OPS:
+    if _uses_ptq(folded, keep_float):
         return ptq.to_qdq(folded, calibration, method=method), "npukit.ptq"
-    if method != "minmax":
-        raise ValueError(f"method must be 'minmax' for a model with {', '.join(sorted(_ops_beyond(folded)))} "
-                         f"(ONNX Runtime's quantizer calibrates min-max here), got {method!r}")
-    return contract.ort_quantize_qdq(folded, calibration), "onnxruntime"
+    return contract.ort_quantize_qdq(folded, calibration, method=method, exclude=list(keep_float)), "onnxruntime"
 
 
 def _ops_beyond(model: Any) -> set:
     return {n.op_type for n in model.graph.node} - _CHAIN_OPS
 
 
-def _weights_exact(qdq: Any, folded: Any) -> tuple[float, float]:
+def _weights_exact(qdq: Any, folded: Any, keep_float: Sequence[str] = ()) -> tuple[float, float]:
     """Chapter 8's weight checks (:func:`npukit.capstone._weights_exact`), layers paired by node name.
 
     ONNX Runtime may order the nodes of a graph with branches differently
     from the float model, and chapter 8 pairs layers by position; so the
     float graph's nodes are put in the QDQ graph's order first. A layer left
     in float (its weight not behind a DequantizeLinear) makes both counts
-    NaN, which no check passes.
+    NaN, which no check passes, unless the student asked for it
+    (``keep_float``): those layers are left out of both graphs' pairing.
     """
     import onnx
 
     from .capstone import _weights_exact as exact
 
+    kept = set(keep_float)
     order = {n.name: i for i, n in enumerate(qdq.graph.node)}
-    ordered = onnx.ModelProto()
+    ordered, quantized = onnx.ModelProto(), onnx.ModelProto()
     ordered.CopyFrom(folded)
-    nodes = sorted(ordered.graph.node, key=lambda n: order.get(n.name, -1))
+    quantized.CopyFrom(qdq)
+    nodes = sorted((n for n in ordered.graph.node if n.name not in kept), key=lambda n: order.get(n.name, -1))
     del ordered.graph.node[:]
     ordered.graph.node.extend(nodes)
+    nodes = [n for n in quantized.graph.node if n.name not in kept]
+    del quantized.graph.node[:]
+    quantized.graph.node.extend(nodes)
     try:
-        return exact(qdq, ordered)
+        return exact(quantized, ordered)
     except KeyError:
         return float("nan"), float("nan")
 
 
-def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) -> tuple:
+def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray, keep_float: Sequence[str] = ()
+           ) -> tuple:
     """Fold, quantize and check the contract; each stage closed by a Check against onnx.reference."""
     from . import contract, rewrites
     from .capstone import _reference_logits
@@ -415,8 +514,8 @@ def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) ->
     ref = _reference_logits(model, few)
     tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
     folded = rewrites.fold_batchnorm(model)
-    qdq, quantizer = _quantize(folded, calibration, method)
-    wrong, bad = _weights_exact(qdq, folded)
+    qdq, quantizer = _quantize(folded, calibration, method, keep_float)
+    wrong, bad = _weights_exact(qdq, folded, keep_float)
     part = contract.partition(qdq)
     return folded, qdq, quantizer, ref, tol, [
         Check("fold", "BatchNormalization nodes left", sum(n.op_type == "BatchNormalization"
@@ -427,6 +526,26 @@ def _front(model: Any, calibration: np.ndarray, method: str, few: np.ndarray) ->
         Check("quantize", "int8 weights ≠ QuantizeLinear (onnx.reference)", wrong, 0),
         Check("contract", "violations of the illustrative NPU contract", len(contract.check_contract(qdq)), 0),
         Check("contract", "bytes crossing NPU ↔ CPU per image", part.crossing_bytes, 0)]
+
+
+def _shared(a: np.ndarray, b: np.ndarray) -> int:
+    """How many images of ``b`` are also in ``a``, compared by content (a hash of their bytes)."""
+    import hashlib
+
+    seen = {hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() for im in a}
+    return sum(hashlib.sha256(np.ascontiguousarray(im).tobytes()).digest() in seen for im in b)
+
+
+def _made_on() -> str:
+    """The machine and date (:func:`npukit.measure.machine_summary`) with the versions that made the numbers."""
+    import onnx
+    import onnxruntime
+    import openvino
+
+    from .measure import machine_summary
+
+    return (f"{machine_summary()} · OpenVINO {openvino.get_version()} · ONNX Runtime {onnxruntime.__version__} · "
+            f"onnx {onnx.__version__}")
 
 
 def _choose(device: Any) -> tuple[str, str]:
@@ -441,17 +560,20 @@ def _choose(device: Any) -> tuple[str, str]:
 
 def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, labels: Any = None,
                 name: str | None = None, input_shape: Sequence[int] | None = None,
-                machine: MachineSpec | None = None, device: str | None = None, method: str = "minmax",
-                min_agreement: float = 0.9, warmup: int = 10, runs: int = 30) -> Project:
+                normalize: tuple[Sequence[float], Sequence[float]] | None = None, machine: MachineSpec | None = None, device: str | None = None, method: str = "minmax",
+                keep_float: Sequence[str] = (), min_agreement: float = 0.9, min_heldout: int = 200,
+                warmup: int = 10, runs: int = 30) -> Project:
     """Chapter 8's loop on any image classifier: load, fold, quantize, contract, compile, verify, benchmark, profile.
 
     ``model`` is what :func:`load_model` reads (with ``input_shape``).
     ``calibration`` (the student's own images) sets the INT8 ranges:
     chapter 6's :func:`npukit.ptq.to_qdq` for a plain chain of
     Conv/Relu/GlobalAveragePool/Flatten/Gemm, ONNX Runtime's
-    ``quantize_static`` (min-max, :func:`npukit.contract.ort_quantize_qdq`)
-    for a graph with Add, pools or Clip, which chapter 6's writer does not
-    handle. ``heldout`` images (never the calibration ones) decide the
+    ``quantize_static`` (:func:`npukit.contract.ort_quantize_qdq`) for a
+    graph with Add, pools or Clip, which chapter 6's writer does not handle,
+    or when ``keep_float`` names layers to leave in float. ``heldout`` images
+    (never the calibration ones: two checks count the held-out images and
+    the images both sets share, by content) decide the
     verification: FP32 against ``onnx.reference`` of the float model on the
     first 2, INT8's top-1 agreement with FP32 on all of them (>=
     ``min_agreement``), and accuracy when ``labels`` are given. FP32 and INT8
@@ -474,14 +596,23 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
         The report's title (default: the graph's name).
     input_shape : sequence of int, optional
         ``(1, 3, H, W)`` for a model whose input has symbolic dimensions.
+    normalize : (mean, std), optional
+        A model's per-channel input normalization (see :func:`load_model`).
     machine : graphs.MachineSpec, optional
         This machine's roofline (default: :func:`npukit.machine.profile`'s).
     device : str, optional
         An OpenVINO device; default: the NPU if present, else the CPU, said loudly.
     method : str
-        Chapter 6's observer for a chain (``"minmax"``, ``"percentile"``, ``"mse"``).
+        The calibration: chapter 6's observer for a chain (``"minmax"``,
+        ``"percentile"``, ``"mse"``); ONNX Runtime's for any other graph
+        (``"minmax"``, ``"percentile"``, ``"entropy"``).
+    keep_float : sequence of str
+        Names of nodes to leave in float (ONNX Runtime's ``nodes_to_exclude``);
+        the contract's checks then count what crosses to the CPU.
     min_agreement : float
-        The INT8 agreement the verification requires, in [0, 1).
+        The INT8 agreement the verification requires, in [0, 1].
+    min_heldout : int
+        The held-out images the report's check requires (the rubric's 200).
     warmup, runs : int
         Untimed inferences and interleaved rounds of the benchmark.
 
@@ -509,7 +640,7 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     from .machine import profile
     from .timing import Comparison
 
-    proto = load_model(model, input_shape=input_shape)
+    proto = load_model(model, input_shape=input_shape, normalize=normalize)
     shape = tuple(d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim)
     calibration = _images(calibration, "calibration", shape)
     heldout = _images(heldout, "heldout", shape)
@@ -519,14 +650,29 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
     if labels is not None:
         labels = _check.labels(labels, "labels", classes=classes, n=len(heldout))
     name = _check.text(name or proto.graph.name or "model", "name")
-    method = _check.one_of(_check.text(method, "method"), "method", ("minmax", "percentile", "mse"))
-    min_agreement = _check.fraction(min_agreement, "min_agreement")
+    keep_float = tuple(_check.text(k, f"keep_float[{i}]")
+                       for i, k in enumerate(_check.sequence(keep_float, "keep_float")))
+    unknown = sorted(set(keep_float) - {n.name for n in proto.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")})
+    if unknown:
+        raise ValueError(f"keep_float must name Conv, Gemm or MatMul nodes of the model, got {unknown}")
+    from .rewrites import fold_batchnorm
+
+    chain = _uses_ptq(fold_batchnorm(proto), keep_float)       # as _quantize will see it
+    choices = _PTQ_METHODS if chain else _ORT_METHODS
+    method = _check.text(method, "method")
+    if method not in choices:
+        which = "chapter 6's quantizer (a plain chain)" if chain else "ONNX Runtime's quantizer (this graph)"
+        raise ValueError(f"method must be one of {choices} for {which}, got {method!r}")
+    min_agreement = _check.real(min_agreement, "min_agreement", minimum=0.0, maximum=1.0)
+    min_heldout = _check.integer(min_heldout, "min_heldout", minimum=1, maximum=10_000)
     warmup = _check.integer(warmup, "warmup", minimum=0, maximum=100_000)
     runs = _check.integer(runs, "runs", minimum=3, maximum=100_000)
     machine = profile().machine if machine is None else _check.instance(machine, "machine", MachineSpec)
     device, message = _choose(device)
     few = heldout[:2]
-    folded, qdq, quantizer, ref, tol, checks = _front(proto, calibration, method, few)
+    folded, qdq, quantizer, ref, tol, checks = _front(proto, calibration, method, few, keep_float)
+    checks[:0] = [Check("data", "held-out images", len(heldout), min_heldout, ">="),
+                  Check("data", "images both in calibration and held out", _shared(calibration, heldout), 0)]
     models = {"FP32": folded, "INT8": qdq}
     timed = {k: deploy.compile(m, device, precision="f32") for k, m in models.items()}
     not_int8 = sum(op.precision not in ("u8", "i8") for op in deploy.executed_graph(timed["INT8"])
@@ -544,4 +690,4 @@ def closed_loop(model: Any, calibration: np.ndarray, heldout: np.ndarray, *, lab
                 for k, m in models.items()}
     layers, table = _ledger(folded, machine, profiles)
     return Project(name, proto, folded, qdq, quantizer, device, message, tuple(checks), agreement, accuracy,
-                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(folded))
+                   latency, verdict, layers, table, machine, len(heldout), _npu_bounds(folded), _made_on())

@@ -202,7 +202,8 @@ def _messages(result):
 
 def test_json_schema(results):
     for r in results[0].values():
-        assert set(r) == {"submission", "lab", "student", "variant", "score", "max_score", "exercises"}
+        assert set(r) == {"submission", "lab", "student", "variant", "note", "score", "max_score",
+                          "exercises"}
         assert r["lab"] == "01_tensors" and r["max_score"] == sum(POINTS.values()) == 11
         assert r["student"] and r["variant"] == ""        # lab 1 has no per-student variant
         for e in r["exercises"]:

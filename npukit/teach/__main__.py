@@ -37,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the secret grading seed (default: $NPUKIT_GRADE_SEED, else a random one, printed)")
     gr.add_argument("--timeout", type=float, default=120.0, help="seconds allowed to each cell (default: 120)")
     gr.add_argument("--keep", default=None, metavar="DIR", help="write the executed grading notebooks to DIR")
+    gr.add_argument("--students", default=None, metavar="CSV",
+                    help="whose each submission is: a CSV with columns submission,student (default: the folder "
+                         "each submission was collected in; never the file's name)")
     md = sub.add_parser("metadata", help="write the nbgrader cell metadata of the labs' solution and check cells")
     md.add_argument("src", help="a lab notebook or a folder of them")
     md.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
@@ -53,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(("would set " if args.check else "set ") + c)
         return 1 if (changes and args.check) else 0
     results = grading.grade(args.submissions, args.labs, seed=args.seed, timeout=args.timeout, keep=args.keep,
-                            lab=args.lab)
+                            lab=args.lab, students=args.students)
     if args.csv:
         pathlib.Path(args.csv).write_text(grading.to_csv(results), encoding="utf-8")
     print(json.dumps(results, indent=1, ensure_ascii=False) if args.json else grading.report(results))

@@ -48,7 +48,7 @@ import secrets
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .. import _check
 from . import core, screen, student, variants
@@ -374,7 +374,8 @@ def _judge(ex: Exercise, cells: dict[int, dict], fatal: str | None, learner: str
 
 def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Path | None = None, *,
           seed: int | None = None, timeout: float = 120.0, keep: str | pathlib.Path | None = None,
-          lab: str | None = None) -> list[dict[str, Any]]:
+          lab: str | None = None, students: Mapping[str, str] | str | pathlib.Path | None = None
+          ) -> list[dict[str, Any]]:
     """Grade submissions (see the module docstring); one result per submission.
 
     Parameters
@@ -392,13 +393,19 @@ def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Pat
         raised, in the process it ran in) and the two processes' logs, for inspection.
     lab : str, optional
         The lab's name (``01_tensors``) for every submission, instead of telling it from the notebook.
+    students : mapping or path, optional
+        Whose each submission is: ``{submission: student_id}``, a submission named by its path or its file
+        name, or a CSV file with columns ``submission`` and ``student``. Without it (or for a submission
+        it does not name), the student is the folder the submission was collected in
+        (:func:`npukit.teach.variants.submission_student`), never the file's name, which the student
+        chooses. A file name that names someone else is flagged in ``note``.
 
     Returns
     -------
     list of dict
-        ``{"submission", "lab", "student", "variant", "score", "max_score", "exercises": [{"id",
+        ``{"submission", "lab", "student", "variant", "note", "score", "max_score", "exercises": [{"id",
         "status", "points", "max_points", "message"}]}`` per submission, in the order given; ``student``
-        and ``variant`` as in :func:`to_csv`.
+        ``variant`` and ``note`` as in :func:`to_csv`.
 
     Raises
     ------
@@ -418,10 +425,55 @@ def grade(submissions: Sequence[str | pathlib.Path], labs_dir: str | pathlib.Pat
     seed = _resolve_seed(seed)
     timeout = float(_check.positive(timeout, "timeout"))
     keep_dir = _check.path(keep, "keep") if keep is not None else None
+    mapping = _students(students)
+    found = _expand(submissions)
+    names: dict[str, int] = {}
+    for path, _ in found:
+        names[path.name] = names.get(path.name, 0) + 1
+    for key in mapping:
+        if names.get(key, 0) > 1:
+            raise ValueError(f"students names {key!r}, the file name of {names[key]} submissions: name each of "
+                             "them by its path")
+    flat: dict[pathlib.Path, int] = {}                 # notebooks directly in a folder passed: no folder each
+    for path, root in found:
+        if root is not None and path.parent == root:
+            flat[root] = flat.get(root, 0) + 1
     results = []
-    for path in _expand(submissions):
-        results.append(_grade_one(path, labs, lab, seed, timeout, keep_dir))
+    for path, root in found:
+        who = mapping.get(str(path), mapping.get(path.name))
+        named = who is not None                      # the instructor named the student: the file name says nothing
+        shared = ""
+        if who is None:
+            who = variants.submission_student(path, root)
+            if mapping:
+                print(f"{path}: not in students; graded as its folder's {who!r}", file=sys.stderr)
+            if root is not None and flat.get(root, 0) > 1 and path.parent == root:
+                shared = (f"{flat[root]} notebooks directly in {str(root)!r} are all graded as {who!r}: collect "
+                          "each student's in a folder of their own, or pass students")
+                print(f"{path}: {shared}", file=sys.stderr)
+        results.append(_grade_one(path, labs, lab, seed, timeout, keep_dir, who=who, by_name=named, shared=shared))
     return results
+
+
+def _students(students: Any) -> dict[str, str]:
+    """The instructor's ``{submission: student}`` mapping, from a mapping or a CSV file."""
+    if students is None:
+        return {}
+    if isinstance(students, (str, os.PathLike)):
+        p = _check.path(students, "students")
+        rows = list(csv.DictReader(io.StringIO(p.read_text(encoding="utf-8"))))
+        if rows and not {"submission", "student"} <= set(rows[0]):
+            raise ValueError(f"students must be a CSV file with columns 'submission' and 'student', got "
+                             f"columns {sorted(rows[0])}")
+        students = {r["submission"]: r["student"] for r in rows}
+    if not isinstance(students, Mapping):
+        raise TypeError(f"students must be a mapping {{submission: student_id}} or a CSV file, got "
+                        f"{type(students).__name__}")
+    out = {}
+    for k, v in students.items():
+        _check.text(k, "students' keys")
+        out[k] = _check.text(v, f"students[{k!r}]").strip().casefold()
+    return out
 
 
 def _resolve_seed(seed: int | None) -> int:
@@ -434,37 +486,45 @@ def _resolve_seed(seed: int | None) -> int:
     return _check.integer(seed, "seed")
 
 
-def _expand(submissions: Iterable[Any]) -> list[pathlib.Path]:
+def _expand(submissions: Iterable[Any]) -> list[tuple[pathlib.Path, pathlib.Path | None]]:
+    """Each notebook with the folder it was found below (None for a notebook named by itself)."""
     if isinstance(submissions, (str, os.PathLike)):
         submissions = [submissions]
-    out = []
+    out: list[tuple[pathlib.Path, pathlib.Path | None]] = []
     for i, s in enumerate(submissions):
         p = _check.path(s, f"submissions[{i}]")
         if p.is_dir():
-            out += sorted(q for q in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in q.parts)
+            out += [(q, p) for q in sorted(p.rglob("*.ipynb")) if ".ipynb_checkpoints" not in q.parts]
         elif p.is_file():
-            out.append(p)
+            out.append((p, None))
         else:
             raise FileNotFoundError(f"submission {str(p)!r} does not exist")
     return out
 
 
 def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, seed: int, timeout: float,
-               keep: pathlib.Path | None, *, screening: bool = True) -> dict[str, Any]:
+               keep: pathlib.Path | None, *, screening: bool = True, who: str | None = None,
+               by_name: bool = False, shared: str = "") -> dict[str, Any]:
     import tempfile
 
     try:
         sub = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         print(f"{path}: not a notebook ({exc}); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
-                "exercises": []}
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "note": "", "score": 0,
+                "max_score": 0, "exercises": []}
     lab = labs[lab_name] if lab_name else _identify(sub, path, labs)
     if lab is None:
         print(f"{path}: could not tell which lab this is (pass --lab); scored 0", file=sys.stderr)
-        return {"submission": str(path), "lab": None, "student": "", "variant": "", "score": 0, "max_score": 0,
-                "exercises": []}
-    who = variants.submission_student(path, lab.name)
+        return {"submission": str(path), "lab": None, "student": "", "variant": "", "note": "", "score": 0,
+                "max_score": 0, "exercises": []}
+    if who is None:
+        who = variants.submission_student(path)
+    named = "" if by_name else variants.name_disagrees(path, lab.name, who)
+    note = "; ".join(x for x in (f"the file's name says {named!r}, graded as {who!r}" if named else "", shared)
+                     if x)
+    if note:
+        print(f"{path}: {note}; check whose work it is", file=sys.stderr)
     learner = _learner_sources(sub, lab)
     refused = {ex.id: (screen.refusals(learner[ex.id]) if screening and learner[ex.id] is not None else [])
                for ex in lab.exercises}
@@ -483,7 +543,7 @@ def _grade_one(path: pathlib.Path, labs: dict[str, _Lab], lab_name: str | None, 
     exs = [_judge(ex, cells, run.get("fatal"), learner[ex.id], lab.stubs[ex.id], refused[ex.id])
            for ex in lab.exercises]
     varied = variants.describe(variants.of(lab.name, who)) if lab.name in variants.LABS else ""
-    return {"submission": str(path), "lab": lab.name, "student": who, "variant": varied,
+    return {"submission": str(path), "lab": lab.name, "student": who, "variant": varied, "note": note,
             "score": sum(e["points"] for e in exs), "max_score": sum(e.points for e in lab.exercises),
             "exercises": exs}
 
@@ -520,17 +580,18 @@ def _keep(keep: pathlib.Path, path: pathlib.Path, lab: _Lab, plan: dict, run: di
 def to_csv(results: Sequence[dict[str, Any]]) -> str:
     """One CSV row per submission: the student and variant, total, then points and status of each exercise.
 
-    ``student`` is the id the grader took from the submission's path (:func:`npukit.teach.variants.
-    submission_student`); ``variant`` names the numbers that student's varied question was graded on
-    (``public`` without an id; empty for a lab with no varied question).
+    ``student`` is the id the grader graded under (the instructor's mapping, else the folder the
+    submission was collected in: :func:`npukit.teach.variants.submission_student`); ``variant`` names the
+    numbers that student's varied question was graded on (``public`` without an id; empty for a lab with
+    no varied question); ``note`` flags a file whose name names someone else.
 
     Examples
     --------
     >>> print(to_csv([{"submission": "a.ipynb", "lab": "01_tensors", "score": 2, "max_score": 4, "exercises": [
     ...     {"id": "ex1-a", "status": "passed", "points": 2, "max_points": 2, "message": ""},
     ...     {"id": "ex1-b", "status": "not attempted", "points": 0, "max_points": 2, "message": "not attempted yet"}]}]))
-    submission,lab,student,variant,score,max_score,ex1-a,ex1-a status,ex1-b,ex1-b status
-    a.ipynb,01_tensors,,,2,4,2,passed,0,not attempted
+    submission,lab,student,variant,note,score,max_score,ex1-a,ex1-a status,ex1-b,ex1-b status
+    a.ipynb,01_tensors,,,,2,4,2,passed,0,not attempted
     <BLANKLINE>
     """
     ids: list[str] = []
@@ -538,12 +599,12 @@ def to_csv(results: Sequence[dict[str, Any]]) -> str:
         ids += [e["id"] for e in r["exercises"] if e["id"] not in ids]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["submission", "lab", "student", "variant", "score", "max_score"]
+    w.writerow(["submission", "lab", "student", "variant", "note", "score", "max_score"]
                + [c for i in ids for c in (i, f"{i} status")])
     for r in results:
         by = {e["id"]: e for e in r["exercises"]}
-        w.writerow([r["submission"], r["lab"] or "", r.get("student", ""), r.get("variant", ""), r["score"],
-                    r["max_score"]]
+        w.writerow([r["submission"], r["lab"] or "", r.get("student", ""), r.get("variant", ""),
+                    r.get("note", ""), r["score"], r["max_score"]]
                    + [v for i in ids for v in ((by[i]["points"], by[i]["status"]) if i in by else ("", ""))])
     return out.getvalue()
 
@@ -554,6 +615,8 @@ def report(results: Sequence[dict[str, Any]]) -> str:
     for r in results:
         varied = f" (variant {r['variant']})" if r.get("variant") else ""
         lines.append(f"{r['submission']}: {r['lab'] or '?'} {r['score']}/{r['max_score']} points{varied}")
+        if r.get("note"):
+            lines.append(f"  NOTE: {r['note']}")
         for e in r["exercises"]:
             msg = f"  {e['message']}" if e["status"] == "failed" else ""
             lines.append(f"  {e['id']:<24} {e['status']:<14} {e['points']}/{e['max_points']}{msg}")

@@ -14,9 +14,11 @@ Which id is used, first match wins:
    ``NBGRADER_EXECUTION=autograde`` and runs the notebook in
    ``autograded/<student_id>/<assignment>/``, its default directory
    structure): the name of that folder's parent;
-2. **the course grader's submission name** (``python -m npukit.teach grade``
+2. **the course grader's student**: the folder the submission was collected
+   in, or the instructor's explicit mapping (``python -m npukit.teach grade``
    sets ``NPUKIT_STUDENT`` for both of its processes; see
-   :func:`submission_student`), or an id an instructor sets in that variable;
+   :func:`submission_student`), or an id an instructor sets in that variable.
+   Never the file's name, which the student chooses;
 3. **the name the student enters** in the lab's first code cell
    (``STUDENT_ID = "…"``), passed to :func:`variant`;
 4. none: the public numbers.
@@ -41,7 +43,8 @@ import numpy as np
 
 from .. import _check
 
-__all__ = ["STUDENT_ENV", "Variant", "LABS", "student", "seed", "variant", "of", "submission_student", "describe"]
+__all__ = ["STUDENT_ENV", "Variant", "LABS", "student", "seed", "variant", "of", "submission_student", "name_disagrees",
+           "describe"]
 
 #: The environment variable the course grader sets to the submission's student.
 STUDENT_ENV = "NPUKIT_STUDENT"
@@ -244,18 +247,61 @@ def describe(v: Variant) -> str:
     return f"{v.tag}: {numbers}"
 
 
-def submission_student(path: str | os.PathLike, lab: str) -> str:
-    """The student a submission belongs to, from its path: the file's stem without the lab's name
-    (``alice_05_systolic.ipynb`` → ``alice``), else its folder's name (``alice/05_systolic.ipynb`` → ``alice``).
+def submission_student(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
+    """The student a submission belongs to: the name of the folder it was collected in, never its file name.
+
+    The instructor controls the collection folders (``subs/<student>/…``); a student controls only the file's
+    name, so a file name is not evidence of whose work it is (see :func:`name_disagrees`). With ``root``
+    (the folder the grader was given) and the file two or more levels below it, the id is the first folder
+    below ``root`` (``subs/alice/lab05/05_systolic.ipynb`` → ``alice``); otherwise the file's own folder.
+    Returns ``""`` for a file with no folder name.
 
     Examples
     --------
-    >>> submission_student("subs/alice/05_systolic.ipynb", "05_systolic")
+    >>> submission_student("subs/alice/05_systolic.ipynb")
     'alice'
-    >>> submission_student("subs/Bob_05_systolic.ipynb", "05_systolic")
+    >>> submission_student("subs/Carol/alice_05_systolic.ipynb")
+    'carol'
+    >>> submission_student("subs/bob/lab05/05_systolic.ipynb", root="subs")
     'bob'
     """
     p = _check.path(path, "path")
+    folder = p.parent.name
+    if root is not None:
+        r = _check.path(root, "root")
+        try:
+            parts = p.relative_to(r).parts
+        except ValueError:
+            raise ValueError(f"path must be inside root {str(r)!r}, got {str(p)!r}") from None
+        folder = parts[0] if len(parts) >= 2 else (r.name or folder)
+    return _normal(folder) or ""
+
+
+#: File-name remainders that are a copy's or a version's marker, not a name: "(1)", "copy", "v2", "final".
+_NOT_A_NAME = re.compile(r"^(?:\(?\d+\)?|copy(?: \d+)?|v\d+|final|draft|submission|submit|graded|done)$")
+
+
+def name_disagrees(path: str | os.PathLike, lab: str, student_id: str) -> str:
+    """The id a submission's file name suggests, if it is not ``student_id`` (else ``""``): for the grader
+    to flag, never to grade by.
+
+    The name is the file's stem without the lab's name (``alice_05_systolic`` → ``alice``); a remainder that
+    only marks a copy or a version (``(1)``, ``copy``, ``v2``, ``final``) or that contains ``student_id``
+    (an LMS's ``alice_12345``) is no disagreement.
+
+    Examples
+    --------
+    >>> name_disagrees("subs/carol/alice_05_systolic.ipynb", "05_systolic", "carol")
+    'alice'
+    >>> name_disagrees("subs/dave/05_systolic (1).ipynb", "05_systolic", "dave")
+    ''
+    """
+    p = _check.path(path, "path")
     _check.text(lab, "lab")
-    rest = re.sub(r"^[\s_.-]+|[\s_.-]+$", "", p.stem.replace(lab, "")) if lab else p.stem
-    return _normal(rest or p.parent.name or p.stem) or ""
+    _check.text(student_id, "student_id")
+    rest = p.stem.replace(lab, "") if lab else p.stem
+    rest = re.sub(r"^[\s_.-]+|[\s_.-]+$", "", rest).casefold()
+    who = student_id.strip().casefold()
+    if not rest or _NOT_A_NAME.match(rest) or (who and who in rest):
+        return ""
+    return rest

@@ -20,7 +20,21 @@ def _one(op: str, domain: str = "", opset: int = 17, dims=(1, 3, 8, 8)):
     return helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=ops)
 
 
+def _twice(name: str = "n"):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name=name), helper.make_node("Relu", ["h"], ["y"], name=name)]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+
+
 CASES = [
+    bad(project.load_model, _twice(), names="'n' (2 nodes)"),
+    bad(project.load_model, _one("Reshape"), names="Flatten"),
+    bad(project.load_model, _model, normalize=((0.5, 0.5, 0.5), (0.2, 0.0, 0.2)), names="normalize[1][1]"),
+    bad(project.load_model, _model, normalize=((0.5, 0.5), (0.2, 0.2, 0.2)), names="normalize[0]"),
+    bad(project.load_model, _model, normalize=(("a", 0.5, 0.5), (0.2, 0.2, 0.2)), exc=TypeError,
+        names="normalize[0][0]"),
+    bad(project.load_model, _model, normalize="imagenet", exc=TypeError, names="normalize"),
     bad(project.load_model, 3, exc=TypeError, names="model"),
     bad(project.load_model, "no/such/model.onnx", names="model"),
     bad(project.load_model, b"not onnx at all", names="model"),
@@ -58,7 +72,12 @@ CASES = [
     bad(project.closed_loop, _model, _cal, _cal, machine=3, exc=TypeError, names="machine"),
     bad(project.closed_loop, _model, _cal, _cal, machine=_m, device=3, exc=TypeError, names="device"),
     bad(project.closed_loop, _model, _cal, _cal, machine=_m, name=3, exc=TypeError, names="name"),
-    bad(project.closed_loop, _model, _cal, _cal, machine=_m, method="percentile", names="method"),
+    bad(project.closed_loop, _model, _cal, _cal, machine=_m, method="mse", names="method"),
+    bad(project.closed_loop, _model, _cal, _cal, machine=_m, keep_float=["no.such.conv"], names="keep_float"),
+    bad(project.closed_loop, _model, _cal, _cal, machine=_m, keep_float="stem.conv", exc=TypeError,
+        names="keep_float"),
+    bad(project.closed_loop, _model, _cal, _cal, machine=_m, min_heldout=0, names="min_heldout"),
+    bad(project.closed_loop, _model, _cal, _cal, machine=_m, min_agreement=-0.1, names="min_agreement"),
     bad(project.Project, 3, *[None] * 16, exc=TypeError, names="name"),
     bad(project.Project, "m", None, None, None, "tflite", *[None] * 12, names="quantizer"),
     bad(project.Project, "m", None, None, None, "onnxruntime", "CPU", "msg", (), *[None] * 9, names="checks"),
