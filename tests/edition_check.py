@@ -84,7 +84,7 @@ def read_page(html: str) -> _Page:
 
 
 #: A number as a glued value shows it: 1,024 · 3.14 · −2 · 1e-05 (a sign, digits, separators, exponent).
-NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NUMBER = re.compile(r"[-−]?\d(?:\d|,(?=\d))*(?:\.\d+)?(?:[eE][-+]?\d+)?")   # "128, so": the comma is not the number's
 
 
 def numbers(texts: list[str]) -> Counter:

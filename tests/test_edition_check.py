@@ -45,3 +45,10 @@ def test_a_page_missing_from_one_edition_fails(tmp_path, capsys):
     assert main(["edition_check.py", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "b.html: only in the English edition" in out and "1 problems" in out
+
+
+def test_a_comma_after_a_number_is_punctuation():
+    """English 'a multiple of 128, so' against Chinese '128 的整数倍': the same number (a build failed on it)."""
+    import edition_check
+
+    assert edition_check.NUMBER.findall("a multiple of 128, so 12,288 bytes") == ["128", "12,288"]
