@@ -244,9 +244,9 @@ def test_the_default_kernels_of_the_load_test_exist():
     assert gemm.tiled_matmul is teach.gemm._library_tiled
 
 
-def test_a_run_where_the_lessons_own_answer_fails_is_not_graded():
+def test_a_run_where_the_lessons_own_answer_fails_does_not_fail_it():
     """The load run of make labs refused lab 3's reference once (the ReLU at ×1.21 of the copy, 1.13–1.43,
-    against the lesson's ×1.5): a prediction that fails where the reference fails too asks for a re-run."""
+    against the lesson's ×1.5; a quiet run ×1.04): the lesson's answer passes whatever the machine did."""
     from npukit.teach import retime
 
     now = [0.0]
@@ -257,9 +257,9 @@ def test_a_run_where_the_lessons_own_answer_fails_is_not_graded():
         return fn
 
     fns = {"copy": takes(2e-3), "relu": takes(2.4e-3)}               # the machine shows ×1.2
-    with pytest.raises(retime.TooNoisy, match="did not behave as the lesson's model"):
-        retime.retimed("ReLU", fns, {"relu": 1.5}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
-                       reference={"relu": 1.5})
+    c, j = retime.retimed("ReLU", fns, {"relu": 1.5}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
+                          reference={"relu": 1.5})                    # the lesson's answer counts
+    assert j["relu"].passed
     c, j = retime.retimed("ReLU", fns, {"relu": 3.0}, floor=0.15, ceiling=0.2, clock=lambda: now[0], rounds=5,
                           reference={"relu": 1.5})                    # another answer is graded as usual
     assert j["relu"].outcome == "fail"
