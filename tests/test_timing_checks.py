@@ -118,9 +118,11 @@ def test_lab3_relu_prediction_under_load(capsys):
     bandwidth, peak = 20.0, 60.0       # any roofline: the check compares in units of the copy's time
     kw = dict(peak_gflops=peak, bandwidth_gbs=bandwidth, nbytes=roofline.copy_bytes(), threads=measure.cores())
     check = teach.check_relu_prediction
+    # Not among the wrong answers: write-allocate ignored (B/8, the copy's own time). On the course's test
+    # machine the ReLU ran at 1.04 to 1.5 times the copy on different runs, as its stores skipped the extra
+    # read or paid it, so on some runs B/8 is what the rounds measure; the check grades it against them.
     _under_load("lab 3, ReLU", lambda: check(bandwidth / 8 * 2 / 3, 1.0, **kw),    # write-allocate: 12 B per 8
-                {"write-allocate ignored (B/8)": lambda: check(bandwidth / 8, 1.0, **kw),
-                 "read only (B/4)": lambda: check(bandwidth / 4, 1.0, **kw),
+                {"read only (B/4)": lambda: check(bandwidth / 4, 1.0, **kw),
                  "GB/s for GFLOP/s (B)": lambda: check(bandwidth, 1.0, **kw),
                  "the flat roof": lambda: check(peak, 1.0, **kw)}, capsys)
 
