@@ -197,6 +197,26 @@ def round_times(x: Any, name: str) -> tuple[float, ...]:
     return tuple(positive(t, f"{name}[{i}]") for i, t in enumerate(sequence(x, name)))
 
 
+def paired_rounds(a: tuple[str, Any, float], b: tuple[str, Any, float], what: str) -> None:
+    """Check two ``(name, per-round times, median)`` fields of a record measured in the same rounds.
+
+    The times are :func:`round_times`; both hold the same number of rounds
+    (none, or at least 2), and each median is the median of its times.
+    ``what`` names the times in the message (``"copy_times and convert_times"``).
+    """
+    import math
+    import statistics
+
+    (fa, ta, ma), (fb, tb, mb) = a, b
+    if len(ta) != len(tb) or len(ta) == 1:
+        raise ValueError(f"{what} must hold the same number of rounds (none, or at least 2), "
+                         f"got {len(ta)} and {len(tb)}")
+    for field, times, median in ((fa, ta, ma), (fb, tb, mb)):
+        if times and not math.isclose(median, statistics.median(times), rel_tol=1e-9):
+            raise ValueError(f"{field} must be the median of its per-round times, "
+                             f"{statistics.median(times)!r}; got {median!r}")
+
+
 def labels(x: Any, name: str, *, classes: int, n: int | None = None) -> np.ndarray:
     """Return ``x`` if it is a 1-D integer array of class indices in [0, classes).
 

@@ -631,13 +631,8 @@ class Conversion:
             raise ValueError(f"view_s must be a time >= 0 in seconds, or NaN when no view exists; got {v!r}")
         copies, converts = _check.round_times(self.copy_times, "copy_times"), \
             _check.round_times(self.convert_times, "convert_times")
-        if len(copies) != len(converts) or len(copies) == 1:
-            raise ValueError(f"copy_times and convert_times must hold the same number of rounds (none, or at least "
-                             f"2), got {len(copies)} and {len(converts)}")
-        for field, times, median in (("copy_s", copies, self.copy_s), ("convert_s", converts, self.convert_s)):
-            if times and not math.isclose(median, statistics.median(times), rel_tol=1e-9):
-                raise ValueError(f"{field} must be the median of its per-round times, "
-                                 f"{statistics.median(times)!r}; got {median!r}")
+        _check.paired_rounds(("copy_s", copies, self.copy_s), ("convert_s", converts, self.convert_s),
+                             "copy_times and convert_times")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "copy_times", copies)
         object.__setattr__(self, "convert_times", converts)

@@ -141,6 +141,22 @@ def _best(fn: Any, repeat: int, warmup: int) -> float:
     return best
 
 
+
+def _sweeper(kernel: str, src: np.ndarray, dst: np.ndarray, nbytes: int) -> tuple[Any, int]:
+    """``run(lo, hi)``, which copies (or ReLUs) ``src[lo:hi]`` into ``dst`` enough times to stream 64 MiB, and
+    that number of sweeps (so a small array's call lasts long enough to time)."""
+    sweeps = max(1, -(-64 * _MIB // nbytes))
+
+    def run(lo: int, hi: int) -> None:
+        s, d = src[lo:hi], dst[lo:hi]
+        for _ in range(sweeps):
+            if kernel == "copy":
+                np.copyto(d, s)
+            else:
+                np.maximum(s, 0, out=d)
+
+    return run, sweeps
+
 def stream_bandwidth(nbytes: int, *, kernel: str = "copy", threads: int | None = None, repeat: int = 5,
                      warmup: int = 1) -> float:
     """Bytes per second a streaming kernel reaches on a float32 array of ``nbytes``, on ``threads`` threads.
@@ -195,16 +211,7 @@ def stream_bandwidth(nbytes: int, *, kernel: str = "copy", threads: int | None =
     n = nbytes // 4
     src = np.ones(n, dtype=np.float32)
     dst = np.zeros_like(src)  # touched now, so no call pays the page faults
-    sweeps = max(1, -(-64 * _MIB // nbytes))
-
-    def run(lo: int, hi: int) -> None:
-        s, d = src[lo:hi], dst[lo:hi]
-        for _ in range(sweeps):
-            if kernel == "copy":
-                np.copyto(d, s)
-            else:
-                np.maximum(s, 0, out=d)
-
+    run, sweeps = _sweeper(kernel, src, dst, nbytes)
     bounds = [(k * n // threads, (k + 1) * n // threads) for k in range(threads)]
     if threads == 1:
         t = _best(lambda: run(0, n), repeat, warmup)
@@ -296,16 +303,8 @@ def stream_comparison(cases: Mapping[str, Sequence[Any]], *, threads: int | None
 
     def make(nbytes: int, kernel: str) -> tuple[Any, int]:
         src, dst = arrays[nbytes]
-        n, sweeps = nbytes // 4, max(1, -(-64 * _MIB // nbytes))
-
-        def run(lo: int, hi: int) -> None:
-            s, d = src[lo:hi], dst[lo:hi]
-            for _ in range(sweeps):
-                if kernel == "copy":
-                    np.copyto(d, s)
-                else:
-                    np.maximum(s, 0, out=d)
-
+        n = nbytes // 4
+        run, sweeps = _sweeper(kernel, src, dst, nbytes)
         bounds = [(k * n // threads, (k + 1) * n // threads) for k in range(threads)]
         call = (lambda: run(0, n)) if pool is None else (lambda: list(pool.map(lambda b: run(*b), bounds)))
         return call, 2 * nbytes * sweeps

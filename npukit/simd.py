@@ -186,13 +186,7 @@ class LayoutTiming:
             raise ValueError(f"shape must be a non-empty 4-D (N, C, H, W) shape, got {shape}")
         _check.positive(self.nchw_s, "nchw_s"), _check.positive(self.nhwc_s, "nhwc_s")
         a, b = _check.round_times(self.nchw_times, "nchw_times"), _check.round_times(self.nhwc_times, "nhwc_times")
-        if len(a) != len(b) or len(a) == 1:
-            raise ValueError(f"nchw_times and nhwc_times must hold the same number of rounds (none, or at least 2), "
-                             f"got {len(a)} and {len(b)}")
-        for field, times, median in (("nchw_s", a, self.nchw_s), ("nhwc_s", b, self.nhwc_s)):
-            if times and not math.isclose(median, statistics.median(times), rel_tol=1e-9):
-                raise ValueError(f"{field} must be the median of its per-round times, "
-                                 f"{statistics.median(times)!r}; got {median!r}")
+        _check.paired_rounds(("nchw_s", a, self.nchw_s), ("nhwc_s", b, self.nhwc_s), "nchw_times and nhwc_times")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "nchw_times", a)
         object.__setattr__(self, "nhwc_times", b)

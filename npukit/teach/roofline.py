@@ -94,11 +94,6 @@ def _slip(p: float, peak: float, bandwidth: float, measured_ratio: float) -> str
                 "of DRAM traffic for every 8 the roofline counts, a cost the copy that set your bandwidth (glibc's "
                 "memmove, which for an array this large writes whole lines with string or streaming stores that "
                 "need not read them first) did not pay here.")
-    if near(p, bandwidth / 12) and measured_ratio < 1.2:
-        return ("Your prediction allows for write-allocate, two thirds of the slanted roof. On this machine the ReLU "
-                "ran about as fast as the copy: the copy's stores paid the extra read too (or the cores skip it for "
-                "whole-line writes), so both move the same bytes and the slanted roof itself is the prediction. "
-                "Chapter 3's copy sweep shows where this machine's copy starts to stream.")
     if measured_ratio / 1.2 <= bandwidth / (8 * p / 1e9) <= measured_ratio * 1.2:
         return "Your prediction looks like FLOP/s: the question asks for GFLOP/s (1 GFLOP/s = 1e9 FLOP/s)."
     return ("Start from the roofline: attainable = min(peak, bandwidth × intensity), with the intensity of a "
