@@ -96,6 +96,38 @@ def test_catalogues_are_complete_where_required():
     assert not found, "\n".join(found)
 
 
+@pytest.mark.parametrize("msgid, msgstr, lost", [
+    ("{glue:text}`06_quant.md::ch6_sqnr:.1f` dB", "{glue:text}`06_quant.md::ch6_sqnr:.2f` 分贝", "roles"),
+    ("{glue:text}`06_quant.md::ch6_sqnr:.1f` dB", "约 40 分贝", "roles"),            # a value typed by hand
+    ("see {doc}`chapter 3 <03_graphs>`", "见{doc}`第 3 章 <03_roofline>`", "roles"),
+    ("call `np.clip` here", "在这里调用 `clip`", "code"),
+    ("$2^{31}-1$ is the largest", "$2^{32}$ 是最大的", "math"),
+    ("[lab 1](../labs/01_tensors.ipynb)", "[实验 1](../labs/01.ipynb)", "links"),
+])
+def test_a_translation_that_changes_markup_is_refused(msgid, msgstr, lost):
+    found = i18n.markup_problems(msgid, msgstr)
+    assert found and found[0].startswith(lost), found
+
+
+def test_a_translation_may_translate_titles_and_terms():
+    assert i18n.markup_problems("see {doc}`chapter 3 <03_graphs>` and {term}`stride`",
+                                "见 {doc}`第 3 章 <03_graphs>` 与 {term}`步长 <stride>`") == []
+
+
+def test_problems_names_a_catalogue_entry_whose_markup_changed(tmp_path):
+    import polib
+
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    po_path = book / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    po = polib.pofile(str(po_path))
+    entry = next(e for e in po.translated_entries() if "`" in e.msgid or "{" in e.msgid or e.msgstr)
+    entry.msgid, entry.msgstr = "Run `make book` now.", "现在运行 make book。"
+    po.save()
+    found = i18n.problems(book)
+    assert any("changed the markup" in f and "make book" in f for f in found), found
+
+
 # ---- the pipeline, on a one-page book -----------------------------------------------
 
 def _build_zh(book: Path) -> subprocess.CompletedProcess:

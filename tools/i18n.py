@@ -243,6 +243,55 @@ def fill_nothing_to_translate(directory: Path) -> int:
     return n
 
 
+# ---- markup a translation must keep ------------------------------------------------
+
+_ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
+_CODE = re.compile(r"(?<![}`])``?([^`]+?)``?(?!`)")
+_MATH = re.compile(r"(?<![\\$])\$([^$]+)\$")
+_LINK = re.compile(r"\]\(([^)]+)\)")
+
+
+def _markup(text: str) -> dict[str, list[str]]:
+    """What a translation keeps of a message: glue roles whole, other roles' targets, code, math, link targets.
+
+    A ``{term}`` role may name the Chinese term, and a role's title (``{doc}`title <target>```) is
+    translated, so only the target counts.
+
+    >>> _markup("{glue:text}`06_quant.md::x:.1f` dB in {doc}`the chapter <03_graphs>`, `np.int8`, $2^8$")
+    {'roles': ['doc 03_graphs', 'glue:text 06_quant.md::x:.1f'], 'code': ['np.int8'], 'math': ['2^8'], 'links': []}
+    """
+    roles = []
+    for m in _ROLE.finditer(text):
+        role, body = m.groups()
+        if role == "term":
+            continue
+        target = re.search(r"<([^>]+)>\s*$", body)
+        roles.append(f"{role} {body if role.startswith('glue') or not target else target.group(1)}")
+    rest = _ROLE.sub(" ", text)
+    return {"roles": sorted(roles), "code": sorted(_CODE.findall(rest)), "math": sorted(_MATH.findall(rest)),
+            "links": sorted(_LINK.findall(rest))}
+
+
+def markup_problems(msgid: str, msgstr: str) -> list[str]:
+    """How a translation changed the markup of its message ([] when it kept all of it).
+
+    >>> markup_problems("see {glue:text}`p.md::k:.1f` and `x`", "见 {glue:text}`p.md::k:.2f` 与 `x`")
+    ["roles: lost ['glue:text p.md::k:.1f'], added ['glue:text p.md::k:.2f']"]
+    >>> markup_problems("**bold** text", "**粗体**文字")
+    []
+    """
+    a, b = _markup(msgid), _markup(msgstr)
+    found = []
+    for kind in a:
+        lost = [x for x in a[kind] if a[kind].count(x) > b[kind].count(x)]
+        added = [x for x in b[kind] if b[kind].count(x) > a[kind].count(x)]
+        if lost or added:
+            found.append(f"{kind}: lost {sorted(set(lost))}, added {sorted(set(added))}")
+    if msgid.count("**") % 2 == 0 and msgstr.count("**") % 2:
+        found.append("unbalanced **")
+    return found
+
+
 # ---- status -----------------------------------------------------------------------
 
 @dataclass
@@ -318,6 +367,8 @@ def problems(root: Path = ROOT, strict: bool = False) -> list[str]:
             found += [f"{c.page}: fuzzy (the English changed; check the translation, then drop the "
                       f"fuzzy flag): {m[:100]!r}" for m in c.fuzzy]
         for e in polib.pofile(str(locale_dir(root) / f"{c.page}.po")).translated_entries():
+            found += [f"{c.page}:{e.linenum}: the translation changed the markup ({p}): {e.msgid[:80]!r}"
+                      for p in markup_problems(e.msgid, e.msgstr)]
             if CODE_COMMENT in (e.comment or "") and _fields(e.msgstr) != _fields(e.msgid):
                 found.append(f"{c.page}: the translation of the glued template {e.msgid[:60]!r} must keep its "
                              f"fields {_fields(e.msgid)}, has {_fields(e.msgstr)}")
