@@ -54,10 +54,13 @@ STORE := _build/npukit-store
 book: $(STAMP) $(CACHE_STAMP)
 	rm -rf $(STORE) _build/.jupyter_cache
 	$(JB) clean . >/dev/null
+	@mkdir -p _build && date +%s > _build/.book-start
 	NPUKIT_STORE=$(CURDIR)/$(STORE) $(JB) build . -W -n --keep-going
+	@date +%s > _build/.book-en
 	$(MAKE) --no-print-directory book-zh
 	$(PY) tests/edition_check.py _build/html
 	@echo
+	@echo "make book: English edition (every page executed) $$(( $$(cat _build/.book-en) - $$(cat _build/.book-start) )) s, Chinese edition and edition check $$(( $$(date +%s) - $$(cat _build/.book-en) )) s"
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 	@echo "中文版 (the Chinese edition) is at $(CURDIR)/_build/html/zh/index.html"
 
