@@ -76,7 +76,14 @@ class Message(str):
         return obj
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": repr(str(self)), MESSAGE_MIME: {"template": self.template, "args": self.args}}
+        return {"text/plain": repr(str(self)), MESSAGE_MIME: _spec(self)}
+
+
+def _spec(m: "Message") -> dict:
+    """``m``'s template and values; a value that is itself a :class:`Message` is stored as its own spec,
+    so the Chinese edition translates it too (a clause chosen inside a sentence)."""
+    return {"template": m.template,
+            "args": {k: _spec(v) if isinstance(v, Message) else v for k, v in m.args.items()}}
 
 
 def _fields(template: str) -> list[tuple[str, str]]:
@@ -453,19 +460,21 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
         count += 1
         text = format_plain_text(data.get("text/plain", "''"), node.get("fmt_spec", "s"))
         if translated:
-            spec = data[MESSAGE_MIME]
-            template = (_catalogue(app.env, node.refdoc) or {}).get(spec["template"], "")
-            if not template.strip():
-                missing.setdefault(node.refdoc, []).append((node, spec["template"]))
-            elif sorted(_fields(template)) != sorted(_fields(spec["template"])):
-                from sphinx.util import logging
+            catalogue = _catalogue(app.env, node.refdoc) or {}
+            problems: list[tuple[str, str, str]] = []
+            translation = _translate(data[MESSAGE_MIME], catalogue, problems)
+            for kind, source, template in problems:
+                if kind == "missing":
+                    missing.setdefault(node.refdoc, []).append((node, source))
+                else:
+                    from sphinx.util import logging
 
-                logging.getLogger(__name__).warning(
-                    f"the translation of {spec['template']!r} must keep its fields "
-                    f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(spec['template'])]}, "
-                    f"got {template!r}", location=node, type="npukit", subtype="message")
-            else:
-                text = format(template.format(**spec["args"]), node.get("fmt_spec", "s") or "s")
+                    logging.getLogger(__name__).warning(
+                        f"the translation of {source!r} must keep its fields "
+                        f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(source)]}, "
+                        f"got {template!r}", location=node, type="npukit", subtype="message")
+            if translation is not None:
+                text = format(translation, node.get("fmt_spec", "s") or "s")
         node.replace_self(nodes.inline(text, text, classes=["pasted-text", "npukit-message"]))
     status = getattr(app.env, "npukit_i18n", {}).get(docname)
     if translated and status is not None and not status["english_only"]:
@@ -477,6 +486,38 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
         status["missing"] += [m for _, m in english]
         status["english_glue"] = len(english)
         _warn_missing(app, docname, english)
+
+
+def _translate(spec: dict, catalogue: dict[str, str], problems: list) -> str | None:
+    """``spec`` (a :class:`Message`'s template and values) formatted from its translation in ``catalogue``,
+    each nested message translated the same way; None, with ``problems`` extended by ``("missing",
+    template, "")`` or ``("fields", template, translation)``, when a template (its own or a nested one's)
+    has no usable translation.
+
+    >>> inner = {"template": "{n} faster", "args": {"n": 2}}
+    >>> _translate({"template": "it was {how}", "args": {"how": inner}},
+    ...            {"it was {how}": "它{how}", "{n} faster": "快 {n} 倍"}, [])
+    '它快 2 倍'
+    >>> problems = []
+    >>> _translate({"template": "it was {how}", "args": {"how": inner}}, {"it was {how}": "它{how}"}, problems)
+    >>> problems
+    [('missing', '{n} faster', '')]
+    """
+    args = {}
+    for name, value in spec["args"].items():
+        if isinstance(value, dict):
+            value = _translate(value, catalogue, problems)
+        args[name] = value
+    template = catalogue.get(spec["template"], "")
+    if not template.strip():
+        problems.append(("missing", spec["template"], ""))
+        return None
+    if sorted(_fields(template)) != sorted(_fields(spec["template"])):
+        problems.append(("fields", spec["template"], template))
+        return None
+    if any(value is None for value in args.values()):
+        return None
+    return template.format(**args)
 
 
 def _is_prose(plain: str) -> bool:

@@ -211,6 +211,22 @@ def test_message_is_the_formatted_english_and_keeps_its_template():
     assert message("{x:.2f}", x=np.float32(0.5)).args == {"x": 0.5}  # NumPy scalars become plain numbers
 
 
+def test_a_nested_message_is_stored_and_translated_as_its_own_message():
+    from npukit.i18n import MESSAGE_MIME, _translate, message
+
+    inner = message("{r:.2f} of its time", r=0.5)
+    m = message("INT8 took {how}, and {n} rounds", how=inner, n=3)
+    assert m == "INT8 took 0.50 of its time, and 3 rounds"
+    spec = m._repr_mimebundle_()[MESSAGE_MIME]
+    assert spec == {"template": "INT8 took {how}, and {n} rounds",
+                    "args": {"how": {"template": "{r:.2f} of its time", "args": {"r": 0.5}}, "n": 3}}
+    zh = {"INT8 took {how}, and {n} rounds": "INT8 用时{how}，共 {n} 轮", "{r:.2f} of its time": "是它的 {r:.2f} 倍"}
+    assert _translate(spec, zh, []) == "INT8 用时是它的 0.50 倍，共 3 轮"
+    problems = []  # an untranslated inner clause is a missing message, not English inside Chinese
+    assert _translate(spec, {"INT8 took {how}, and {n} rounds": "INT8 用时{how}，共 {n} 轮"}, problems) is None
+    assert problems == [("missing", "{r:.2f} of its time", "")]
+
+
 def test_code_messages_finds_every_branch_and_refuses_a_computed_template(tmp_path):
     page = tmp_path / "p.md"
     page.write_text((FIXTURE.parent / "i18n_nb_book" / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
