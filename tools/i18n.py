@@ -218,7 +218,10 @@ def fill_nothing_to_translate(directory: Path) -> int:
     """Give every untranslated message with nothing to translate itself as translation; return how many.
 
     Also drops obsolete entries that were never translated (they carry nothing a
-    translator could reuse); obsolete translations stay, as ``#~`` entries.
+    translator could reuse); obsolete translations stay, as ``#~`` entries. And it
+    drops the ``python-format`` flag Babel gives a message with "%" in it: these are
+    prose, and ``msgfmt -c`` would refuse a translation whose "95.0%。" reads as a
+    bad format.
     """
     import polib
 
@@ -237,6 +240,10 @@ def fill_nothing_to_translate(directory: Path) -> int:
         for entry in [e for e in po if e.obsolete and not e.msgstr]:
             po.remove(entry)
             changed += 1
+        for entry in po:  # prose with "95% of" is not a printf format: msgfmt -c would hold the translation to it
+            if "python-format" in entry.flags:
+                entry.flags.remove("python-format")
+                changed += 1
         if changed:
             po.save()
             n += changed
