@@ -97,7 +97,8 @@ def message(template: str, /, **args: Any) -> Message:
     """A glued sentence the Chinese edition can translate: ``template`` formatted with ``args``.
 
     ``template`` is a literal string with named fields (``str.format``
-    syntax); each value is a number, a string or a bool. Write the literal in
+    syntax); each value is a number, a string, a bool or a message (which
+    the translated edition translates with its own template). Write the literal in
     the call, so that ``make gettext`` finds it in the page's code (for a
     sentence chosen by a condition, write one call per branch: every template
     is extracted, whichever a build takes).
@@ -126,6 +127,13 @@ def message(template: str, /, **args: Any) -> Message:
     >>> m = message("{n:,d} images, {share:.0f}% right", n=2000, share=98.75)
     >>> m, m.template
     ('2,000 images, 99% right', '{n:,d} images, {share:.0f}% right')
+
+    A value made with :func:`message` (a list, a clause) is translated too:
+
+    >>> both = message("{a} and {b}", a="NCHW", b="NHWC")
+    >>> m = message("{layouts} tie", layouts=both)
+    >>> m, _translate(_spec(m), {"{a} and {b}": "{a} 和 {b}", "{layouts} tie": "{layouts} 打成平手"}, [])
+    ('NCHW and NHWC tie', 'NCHW 和 NHWC 打成平手')
     """
     import math
     import numbers
