@@ -76,7 +76,26 @@ class Message(str):
         return obj
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": repr(str(self)), MESSAGE_MIME: {"template": self.template, "args": self.args}}
+        return {"text/plain": repr(str(self)), MESSAGE_MIME: _spec(self)}
+
+
+def _spec(m: "Message") -> dict:
+    """A message's template and values as JSON data; a value that is itself a message nests."""
+    return {"template": m.template, "args": {k: _spec(v) if isinstance(v, Message) else v for k, v in m.args.items()}}
+
+
+def _format_spec(spec: dict, catalogue: dict, missing: list) -> str:
+    """``spec`` formatted with its template's translation from ``catalogue`` (nested messages too).
+
+    A template with no translation, or one whose translation lost a field, is added to
+    ``missing`` (as ``(template, translation)``) and formatted in English.
+    """
+    args = {k: _format_spec(v, catalogue, missing) if isinstance(v, dict) else v for k, v in spec["args"].items()}
+    template = catalogue.get(spec["template"], "")
+    if not template.strip() or sorted(_fields(template)) != sorted(_fields(spec["template"])):
+        missing.append((spec["template"], template))
+        template = spec["template"]
+    return template.format(**args)
 
 
 def _fields(template: str) -> list[tuple[str, str]]:
@@ -90,7 +109,9 @@ def message(template: str, /, **args: Any) -> Message:
     """A glued sentence the Chinese edition can translate: ``template`` formatted with ``args``.
 
     ``template`` is a literal string with named fields (``str.format``
-    syntax); each value is a number, a string or a bool. Write the literal in
+    syntax); each value is a number, a string, a bool or a :class:`Message`
+    (which nests: the Chinese edition translates it too, so a sentence can be
+    joined from translated parts, ``message("{a}; {b}", a=m1, b=m2)``). Write the literal in
     the call, so that ``make gettext`` finds it in the page's code (for a
     sentence chosen by a condition, write one call per branch: every template
     is extracted, whichever a build takes).
@@ -139,7 +160,7 @@ def message(template: str, /, **args: Any) -> Message:
         raise ValueError(f"args must be fields of the template, got unused {sorted(set(args) - wanted)}")
     clean = {}
     for name, value in args.items():
-        if isinstance(value, bool) or isinstance(value, str):
+        if isinstance(value, (bool, str)):  # a Message (a str) keeps its template: it nests
             clean[name] = value
         elif isinstance(value, numbers.Integral):
             clean[name] = int(value)
@@ -453,19 +474,20 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
         count += 1
         text = format_plain_text(data.get("text/plain", "''"), node.get("fmt_spec", "s"))
         if translated:
-            spec = data[MESSAGE_MIME]
-            template = (_catalogue(app.env, node.refdoc) or {}).get(spec["template"], "")
-            if not template.strip():
-                missing.setdefault(node.refdoc, []).append((node, spec["template"]))
-            elif sorted(_fields(template)) != sorted(_fields(spec["template"])):
-                from sphinx.util import logging
+            lost: list = []
+            zh = _format_spec(data[MESSAGE_MIME], _catalogue(app.env, node.refdoc) or {}, lost)
+            for english, template in lost:
+                if not template.strip():
+                    missing.setdefault(node.refdoc, []).append((node, english))
+                else:
+                    from sphinx.util import logging
 
-                logging.getLogger(__name__).warning(
-                    f"the translation of {spec['template']!r} must keep its fields "
-                    f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(spec['template'])]}, "
-                    f"got {template!r}", location=node, type="npukit", subtype="message")
-            else:
-                text = format(template.format(**spec["args"]), node.get("fmt_spec", "s") or "s")
+                    logging.getLogger(__name__).warning(
+                        f"the translation of {english!r} must keep its fields "
+                        f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(english)]}, "
+                        f"got {template!r}", location=node, type="npukit", subtype="message")
+            if not lost:
+                text = format(zh, node.get("fmt_spec", "s") or "s")
         node.replace_self(nodes.inline(text, text, classes=["pasted-text", "npukit-message"]))
     status = getattr(app.env, "npukit_i18n", {}).get(docname)
     if translated and status is not None and not status["english_only"]:
