@@ -79,23 +79,11 @@ class Message(str):
         return {"text/plain": repr(str(self)), MESSAGE_MIME: _spec(self)}
 
 
-def _spec(m: "Message") -> dict:
-    """A message's template and values as JSON data; a value that is itself a message nests."""
-    return {"template": m.template, "args": {k: _spec(v) if isinstance(v, Message) else v for k, v in m.args.items()}}
-
-
-def _format_spec(spec: dict, catalogue: dict, missing: list) -> str:
-    """``spec`` formatted with its template's translation from ``catalogue`` (nested messages too).
-
-    A template with no translation, or one whose translation lost a field, is added to
-    ``missing`` (as ``(template, translation)``) and formatted in English.
-    """
-    args = {k: _format_spec(v, catalogue, missing) if isinstance(v, dict) else v for k, v in spec["args"].items()}
-    template = catalogue.get(spec["template"], "")
-    if not template.strip() or sorted(_fields(template)) != sorted(_fields(spec["template"])):
-        missing.append((spec["template"], template))
-        template = spec["template"]
-    return template.format(**args)
+def _spec(msg: "Message") -> dict:
+    """A message's template and values; a value that is itself a message (a list or a clause made
+    with :func:`message`) as its own template and values, so the translated edition translates it too."""
+    return {"template": msg.template,
+            "args": {k: _spec(v) if isinstance(v, Message) else v for k, v in msg.args.items()}}
 
 
 def _fields(template: str) -> list[tuple[str, str]]:
@@ -109,9 +97,8 @@ def message(template: str, /, **args: Any) -> Message:
     """A glued sentence the Chinese edition can translate: ``template`` formatted with ``args``.
 
     ``template`` is a literal string with named fields (``str.format``
-    syntax); each value is a number, a string, a bool or a :class:`Message`
-    (which nests: the Chinese edition translates it too, so a sentence can be
-    joined from translated parts, ``message("{a}; {b}", a=m1, b=m2)``). Write the literal in
+    syntax); each value is a number, a string, a bool or a message (which
+    the translated edition translates with its own template). Write the literal in
     the call, so that ``make gettext`` finds it in the page's code (for a
     sentence chosen by a condition, write one call per branch: every template
     is extracted, whichever a build takes).
@@ -140,6 +127,13 @@ def message(template: str, /, **args: Any) -> Message:
     >>> m = message("{n:,d} images, {share:.0f}% right", n=2000, share=98.75)
     >>> m, m.template
     ('2,000 images, 99% right', '{n:,d} images, {share:.0f}% right')
+
+    A value made with :func:`message` (a list, a clause) is translated too:
+
+    >>> both = message("{a} and {b}", a="NCHW", b="NHWC")
+    >>> m = message("{layouts} tie", layouts=both)
+    >>> m, _translate(_spec(m), {"{a} and {b}": "{a} 和 {b}", "{layouts} tie": "{layouts} 打成平手"}, None, [])
+    ('NCHW and NHWC tie', 'NCHW 和 NHWC 打成平手')
     """
     import math
     import numbers
@@ -160,7 +154,7 @@ def message(template: str, /, **args: Any) -> Message:
         raise ValueError(f"args must be fields of the template, got unused {sorted(set(args) - wanted)}")
     clean = {}
     for name, value in args.items():
-        if isinstance(value, (bool, str)):  # a Message (a str) keeps its template: it nests
+        if isinstance(value, bool) or isinstance(value, str):
             clean[name] = value
         elif isinstance(value, numbers.Integral):
             clean[name] = int(value)
@@ -474,20 +468,10 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
         count += 1
         text = format_plain_text(data.get("text/plain", "''"), node.get("fmt_spec", "s"))
         if translated:
-            lost: list = []
-            zh = _format_spec(data[MESSAGE_MIME], _catalogue(app.env, node.refdoc) or {}, lost)
-            for english, template in lost:
-                if not template.strip():
-                    missing.setdefault(node.refdoc, []).append((node, english))
-                else:
-                    from sphinx.util import logging
-
-                    logging.getLogger(__name__).warning(
-                        f"the translation of {english!r} must keep its fields "
-                        f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(english)]}, "
-                        f"got {template!r}", location=node, type="npukit", subtype="message")
-            if not lost:
-                text = format(zh, node.get("fmt_spec", "s") or "s")
+            catalogue = _catalogue(app.env, node.refdoc) or {}
+            translation = _translate(data[MESSAGE_MIME], catalogue, node, missing.setdefault(node.refdoc, []))
+            if translation is not None:
+                text = format(translation, node.get("fmt_spec", "s") or "s")
         node.replace_self(nodes.inline(text, text, classes=["pasted-text", "npukit-message"]))
     status = getattr(app.env, "npukit_i18n", {}).get(docname)
     if translated and status is not None and not status["english_only"]:
@@ -499,6 +483,29 @@ def _render_messages(app: Any, doctree: Any, docname: str) -> None:
         status["missing"] += [m for _, m in english]
         status["english_glue"] = len(english)
         _warn_missing(app, docname, english)
+
+
+def _translate(spec: dict, catalogue: dict, node: Any, missing: list) -> str | None:
+    """A glued message formatted with its translated template (a value that is a message, translated
+    first), or None when a template has no translation (added to ``missing``) or drops a field (a warning)."""
+    args = {}
+    for name, value in spec["args"].items():
+        args[name] = _translate(value, catalogue, node, missing) if isinstance(value, dict) else value
+        if args[name] is None:
+            return None
+    template = catalogue.get(spec["template"], "")
+    if not template.strip():
+        missing.append((node, spec["template"]))
+        return None
+    if sorted(_fields(template)) != sorted(_fields(spec["template"])):
+        from sphinx.util import logging
+
+        logging.getLogger(__name__).warning(
+            f"the translation of {spec['template']!r} must keep its fields "
+            f"{[f'{{{n}:{f}}}' if f else f'{{{n}}}' for n, f in _fields(spec['template'])]}, "
+            f"got {template!r}", location=node, type="npukit", subtype="message")
+        return None
+    return template.format(**args)
 
 
 def _is_prose(plain: str) -> bool:
