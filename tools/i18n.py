@@ -294,9 +294,26 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
         added = [x for x in b[kind] if b[kind].count(x) > a[kind].count(x)]
         if lost or added:
             found.append(f"{kind}: lost {sorted(set(lost))}, added {sorted(set(added))}")
-    if msgid.count("**") % 2 == 0 and msgstr.count("**") % 2:
-        found.append("unbalanced **")
+    if _emphasis(msgid) != _emphasis(msgstr):
+        found.append(f"emphasis: the English parses as {_emphasis(msgid)}, the translation as {_emphasis(msgstr)} "
+                     "(next to a role, code or a Chinese character, a ** or * needs a space or full-width "
+                     "punctuation outside it, or Markdown prints it as an asterisk)")
+    if re.match(r"\d+\. ", msgid) and not re.match(r"\d+\\\.", msgstr):
+        found.append("a leading number and full stop must stay escaped ('7\\.'): Sphinx reads '7.' as a list and "
+                     "drops the translation")
     return found
+
+
+def _emphasis(text: str) -> list[str]:
+    """The bold and italic spans CommonMark finds in ``text`` (as MyST reads a message), in order.
+
+    >>> _emphasis("**粗体**文字"), _emphasis("按**{term}`交错轮次`**运行")
+    (['strong'], [])
+    """
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parseInline(text)[0].children or []
+    return [t.type[:-len("_open")] for t in tokens if t.type in ("strong_open", "em_open")]
 
 
 # ---- status -----------------------------------------------------------------------
