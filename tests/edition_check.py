@@ -84,7 +84,9 @@ def read_page(html: str) -> _Page:
 
 
 #: A number as a glued value shows it: 1,024 · 3.14 · −2 · 1e-05 (a sign, digits, separators, exponent).
-NUMBER = re.compile(r"[-−]?\d(?:\d|,(?=\d))*(?:\.\d+)?(?:[eE][-+]?\d+)?")   # "128, so": the comma is not the number's
+#: "128, so": the comma is not the number's; "stride-2", "INT8", "x86": a hyphen or digits after a letter are
+#: part of a word (a sign only stands after a space, a bracket or the start), and the word's digits still count.
+NUMBER = re.compile(r"(?:(?<![\w.])[-−])?\d(?:\d|,(?=\d))*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 def numbers(texts: list[str]) -> Counter:

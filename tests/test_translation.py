@@ -135,6 +135,22 @@ def test_problems_names_a_catalogue_entry_whose_markup_changed(tmp_path):
     assert any("changed the markup" in f and "make book" in f for f in found), found
 
 
+def test_a_glued_template_must_write_the_numbers_its_english_writes(tmp_path):
+    """The edition check compares a glued sentence's numbers: "a point" must not become "1 个百分点"."""
+    import polib
+
+    book = tmp_path / "book"
+    shutil.copytree(FIXTURE, book)
+    po_path = book / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    po = polib.pofile(str(po_path))
+    for msgid, msgstr in (("costs less than a point", "代价不到 1 个百分点"),
+                          ("the {n} stride-2 layers", "那 {n} 个步幅为 2 的层")):
+        po.append(polib.POEntry(msgid=msgid, msgstr=msgstr, comment=i18n.CODE_COMMENT))
+    po.save()
+    found = [f for f in i18n.problems(book) if "numbers its English writes" in f]
+    assert len(found) == 1 and "costs less than a point" in found[0], found
+
+
 # ---- the pipeline, on a one-page book -----------------------------------------------
 
 def _build_zh(book: Path) -> subprocess.CompletedProcess:

@@ -30,6 +30,7 @@ edition".
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import runpy
 import shutil
@@ -279,6 +280,26 @@ def _markup(text: str) -> dict[str, list[str]]:
             "links": sorted(_LINK.findall(rest))}
 
 
+def _literal_numbers(template: str):
+    """The numbers a glued template writes itself, outside its ``{fields}``, as the edition check reads them.
+
+    >>> sorted(_literal_numbers("the {n} stride-2 layers, 4× the {x:.1f}").elements())
+    ['2', '4']
+    """
+    return _edition_check().numbers([re.sub(r"\{[^{}]*\}", " ", template)])
+
+
+@functools.cache
+def _edition_check():
+    """tests/edition_check.py, whose reading of numbers the catalogue check must share."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_edition_check", ROOT / "tests" / "edition_check.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    return check
+
+
 def markup_problems(msgid: str, msgstr: str) -> list[str]:
     """How a translation changed the markup of its message ([] when it kept all of it).
 
@@ -396,6 +417,13 @@ def problems(root: Path = ROOT, strict: bool = False) -> list[str]:
             if CODE_COMMENT in (e.comment or "") and _fields(e.msgstr) != _fields(e.msgid):
                 found.append(f"{c.page}: the translation of the glued template {e.msgid[:60]!r} must keep its "
                              f"fields {_fields(e.msgid)}, has {_fields(e.msgstr)}")
+            elif CODE_COMMENT in (e.comment or "") and _literal_numbers(e.msgstr) != _literal_numbers(e.msgid):
+                english, chinese = _literal_numbers(e.msgid), _literal_numbers(e.msgstr)
+                found.append(f"{c.page}:{e.linenum}: the translation of the glued template {e.msgid[:60]!r} must "
+                             f"write the numbers its English writes (the edition check compares them; write a "
+                             f"number the English spells out in words, 一, 两, 四, in words too): English only "
+                             f"{sorted((english - chinese).elements())}, translation only "
+                             f"{sorted((chinese - english).elements())}")
     have = {c.page for c in cats}
     expected = pages(root)
     found += [f"{p}: a catalogue for a page that is not in the book (renamed? git mv the .po)"
