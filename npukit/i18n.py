@@ -665,6 +665,26 @@ def _extract_subtitles(app: Any, doctree: Any) -> None:
             catalogue.add(" ".join(sub.rawsource.split()), MsgOrigin(sub.source, sub.line or -1))
 
 
+def _registry_translated(app: Any, doctree: Any) -> None:
+    """On ``doctree-read`` of a translated build: sphinx-exercise's registry keeps the translated exercise.
+
+    The registry holds a copy of each exercise node made when the directive ran, before the
+    translation replaced its subtitle; a solution's title ("解答 练习 5.2 (…)") is built from that
+    copy, so without this every solution named its exercise in English.
+    """
+    if not _translated(app.config) or not hasattr(app.env, "sphinx_exercise_registry"):
+        return
+    try:
+        from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node
+    except ImportError:
+        return
+    registry = app.env.sphinx_exercise_registry
+    for node in doctree.findall(lambda n: isinstance(n, (exercise_enumerable_node, exercise_node))):
+        label = node.get("label")
+        if label in registry and registry[label].get("docname") == app.env.docname:
+            registry[label]["node"] = node.deepcopy()
+
+
 def _toggle_strings(app: Any, config: Any) -> None:
     """sphinx-togglebutton's hints from its own Chinese catalogue (shipped as ``zh-cn``)."""
     if not str(config.language).startswith("zh") or not hasattr(config, "togglebutton_hint"):
@@ -777,6 +797,7 @@ def setup(app: Any) -> dict:
     app.connect("env-updated", _check_no_execution)
     app.connect("doctree-read", _record_messages)
     app.connect("doctree-read", _extract_subtitles)
+    app.connect("doctree-read", _registry_translated)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _report)
     app.add_transform(_make_terms_transform())

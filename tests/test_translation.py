@@ -151,6 +151,31 @@ def test_a_glued_template_must_write_the_numbers_its_english_writes(tmp_path):
     assert len(found) == 1 and "costs less than a point" in found[0], found
 
 
+def test_a_solution_names_its_exercise_in_the_translation(tmp_path):
+    """sphinx-exercise builds a solution's title from its own copy of the exercise: it must be the translated one."""
+    book = tmp_path / "book"
+    (book / "locale" / "zh_CN" / "LC_MESSAGES").mkdir(parents=True)
+    (book / "conf.py").write_text((FIXTURE / "conf.py").read_text(encoding="utf-8").replace(
+        '"myst_parser", "npukit.i18n"', '"myst_parser", "sphinx_exercise", "npukit.i18n"'), encoding="utf-8")
+    (book / "index.md").write_text("# Exercises\n\n```{exercise} Strides by hand\n:label: ex-one\n\n"
+                                   "Count them.\n```\n\n```{solution} ex-one\n\nThey are 4.\n```\n",
+                                   encoding="utf-8")
+    i18n.extract(book)
+    import polib
+
+    po_path = book / "locale" / "zh_CN" / "LC_MESSAGES" / "index.po"
+    po = polib.pofile(str(po_path))
+    zh = {"Exercises": "练习", "Strides by hand": "手算步长", "Count them.": "数一数。", "They are 4.": "是 4。"}
+    for e in po:
+        e.msgstr = zh.get(e.msgid, e.msgstr or e.msgid)
+    po.save()
+    built = _build_zh(book)
+    assert built.returncode == 0, built.stderr
+    page = (book / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+    solution = page[page.index('class="solution'):]
+    assert "手算步长" in solution[:2000] and "Strides by hand" not in page, solution[:2000]
+
+
 # ---- the pipeline, on a one-page book -----------------------------------------------
 
 def _build_zh(book: Path) -> subprocess.CompletedProcess:
