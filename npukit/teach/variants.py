@@ -305,7 +305,7 @@ def describe(v: Variant) -> str:
 
 
 def _compact(value: Any) -> str:
-    """A number, a name or a tuple of numbers without spaces: ``(8,32,32,3)``, one CSV field's word."""
+    """A number, a name or a tuple of numbers without spaces (``(8,32,32,3)``), so each reads as one word."""
     if isinstance(value, (tuple, list)):
         return "(" + ",".join(_compact(v) for v in value) + ")"
     return str(value)
