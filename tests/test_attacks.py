@@ -24,6 +24,8 @@ each lab once: the failing cases fail on their first input.
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import math
 import re
@@ -392,6 +394,8 @@ def test_every_attack_scores_zero_and_every_reference_passes(lab, tmp_path):
                          and not (i.split("--")[0] in TIMED and "you predicted" in e["message"])}
     assert not failed_references, f"{lab}: reference answers that did not pass: {failed_references}"
     want = variants.describe(variants.of(lab, result["student"])) if lab in variants.LABS else ""
-    assert result["student"] and result["student"] != OTHER_ID and result["variant"] == want   # the CSV's column
+    assert result["student"] and result["student"] != OTHER_ID and result["variant"] == want
+    (row,) = csv.DictReader(io.StringIO(grade.to_csv([result])))
+    assert row["variant"] == want and row["student"] == result["student"]                # the CSV names it
     universal = [e for i, e in by_id.items() if names[i].startswith("universal")]
     assert len(universal) == 4 and all(e["points"] == 0 for e in universal)
