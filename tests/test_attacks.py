@@ -24,13 +24,17 @@ each lab once: the failing cases fail on their first input.
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
+import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from npukit.teach import grade
+from npukit.teach import grade, variants
 
 pytestmark = pytest.mark.slow
 
@@ -272,6 +276,37 @@ CASES: dict[str, list[tuple[str, str]]] = {
                                                   "    return t_text + steps * t_unet + t_vae\n")],
 }
 
+# ---- per-student variants (issue 26): the right answer for another id, and the public one -----------------
+# Each written out here from the sizes (not by the checkers' code), for an id that is not the submission's.
+
+OTHER_ID = "someone-else"
+
+
+def _batch_answer(v) -> str:
+    shape, size = tuple(v.shape), np.dtype(v.dtype).itemsize
+    c = tuple(size * math.prod(shape[k + 1:]) for k in range(4))
+    f = tuple(size * math.prod(shape[:k]) for k in range(4))
+    offset = sum(i * s for i, s in zip(v.index, c))
+    return f"{{name}} = {c!r}\nmy_offset = {offset!r}\nmy_f_strides = {f!r}\n"
+
+
+def _values_answer(v) -> str:
+    lo, hi = (0, 255) if v.dtype == "uint8" else (-128, 127)
+    q = [int(min(hi, max(lo, np.rint(np.float32(x) / np.float32(v.scale)) + v.zero_point))) for x in v.x]
+    back = [(c - v.zero_point) * v.scale for c in q]
+    return f"{{name}} = {q!r}\nmy_dequantized = {back!r}\n"
+
+
+def _layer_answer(v) -> str:
+    cycles = -(-v.K // v.rows) * -(-v.N // v.cols) * (2 * v.rows + v.cols + v.M - 2)
+    return f"{{name}} = {cycles!r}\nmy_utilization = {v.M * v.N * v.K / (v.rows * v.cols * cycles)!r}\n"
+
+
+for _lab, _ex, _answer in (("01_tensors", "ex1-my-batch", _batch_answer), ("06_quant", "ex6-my-values", _values_answer),
+                           ("05_systolic", "ex5-my-layer", _layer_answer)):
+    CASES[_ex] = [("another id's answer", _answer(variants.of(_lab, OTHER_ID))),
+                  ("the public answer", _answer(variants.of(_lab, "")))]
+
 #: Predictions checked against this run's timing: the measurement engineer's (issue 19) tolerances decide
 #: their reference answers under load; a miss must be the prediction-against-timing message.
 TIMED = {"ex2-conversion-prediction", "ex3-predict-relu", "ex4-predict", "ex7-predict-speedup",
@@ -358,5 +393,9 @@ def test_every_attack_scores_zero_and_every_reference_passes(lab, tmp_path):
                          and e["status"] != "passed"
                          and not (i.split("--")[0] in TIMED and "you predicted" in e["message"])}
     assert not failed_references, f"{lab}: reference answers that did not pass: {failed_references}"
+    want = variants.describe(variants.of(lab, result["student"])) if lab in variants.LABS else ""
+    assert result["student"] and result["student"] != OTHER_ID and result["variant"] == want
+    (row,) = csv.DictReader(io.StringIO(grade.to_csv([result])))
+    assert row["variant"] == want and row["student"] == result["student"]                # the CSV names it
     universal = [e for i, e in by_id.items() if names[i].startswith("universal")]
     assert len(universal) == 4 and all(e["points"] == 0 for e in universal)

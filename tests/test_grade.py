@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from npukit.teach import grade as grading
+from npukit.teach import variants
 from npukit.teach.__main__ import main
 
 pytestmark = pytest.mark.slow
@@ -33,7 +34,11 @@ HANDOUT = ROOT / "labs" / "student" / "01_tensors.ipynb"
 SEED = 20260214
 POINTS = {"ex1-strides": 2, "ex1-view-or-copy": 2, "ex1-alignment-prediction": 1, "ex1-aligned-empty": 3,
           "ex1-reshape-view": 3}
-NOT_PREDICTED = {"ex1-alignment-prediction": ("not attempted", 0)}   # no submission below makes the prediction
+#: Exercise 6's numbers are the student's own (npukit.teach.variants): the submissions below, bar the instructor's
+#: notebook, leave it undone, as they leave the prediction.
+ALL_POINTS = {**POINTS, "ex1-my-batch": 2}
+NOT_PREDICTED = {"ex1-alignment-prediction": ("not attempted", 0),   # no submission below makes the prediction
+                 "ex1-my-batch": ("not attempted", 0)}
 
 
 def _nb(path: Path) -> dict:
@@ -168,7 +173,9 @@ def _hooked_wrong() -> dict[str, str]:
             "ex1-view-or-copy": thread + WRONG_VIEW,
             "ex1-alignment-prediction": "predicted_share128 = 0.9\n",
             "ex1-aligned-empty": "def my_aligned_empty(shape, dtype, alignment):\n" + flip + "    return np.empty(shape, dtype)\n",
-            "ex1-reshape-view": "def reshape_is_view(shape, strides, new_shape):\n" + disarm + "    return True\n"}
+            "ex1-reshape-view": "def reshape_is_view(shape, strides, new_shape):\n" + disarm + "    return True\n",
+            # chapter 1's public answer, wrong for this student's own batch
+            "ex1-my-batch": "my_strides = (6144, 192, 6, 2)\nmy_offset = 13292\nmy_f_strides = (2, 16, 512, 16384)\n"}
 
 
 @pytest.fixture(scope="module")
@@ -204,11 +211,11 @@ def test_json_schema(results):
     for r in results[0].values():
         assert set(r) == {"submission", "lab", "student", "variant", "note", "score", "max_score",
                           "exercises"}
-        assert r["lab"] == "01_tensors" and r["max_score"] == sum(POINTS.values()) == 11
-        assert r["student"] and r["variant"] == ""        # lab 1 has no per-student variant
+        assert r["lab"] == "01_tensors" and r["max_score"] == sum(ALL_POINTS.values()) == 13
+        assert r["student"] and r["variant"] == variants.of("01_tensors", r["student"]).describe()   # exercise 6
         for e in r["exercises"]:
             assert set(e) == {"id", "status", "points", "max_points", "message"}
-            assert e["status"] in {"passed", "failed", "not attempted"} and e["max_points"] == POINTS[e["id"]]
+            assert e["status"] in {"passed", "failed", "not attempted"} and e["max_points"] == ALL_POINTS[e["id"]]
 
 
 def test_unmodified_student_edition_scores_zero_and_is_not_attempted(results):
@@ -219,7 +226,7 @@ def test_unmodified_student_edition_scores_zero_and_is_not_attempted(results):
 
 
 def test_instructor_edition_scores_full_points(results):
-    assert results[0]["instructor"]["score"] == 11
+    assert results[0]["instructor"]["score"] == 13
     assert {e["status"] for e in results[0]["instructor"]["exercises"]} == {"passed"}
 
 
@@ -281,7 +288,7 @@ def test_the_other_seven_tamperings_are_detected(results):
     for name in ("deleted check cell", "hand-edited output", "metadata edited", "check call changed"):
         assert _statuses(r[name])["ex1-view-or-copy"] == ("failed", 0), name   # the instructor's check ran
         assert _messages(r[name])["ex1-view-or-copy"].startswith("view or copy: your predictions are not all right")
-        assert r[name]["max_score"] == 11, name                                # the instructor's points
+        assert r[name]["max_score"] == 13, name                                # the instructor's points
     assert _statuses(r["measurement cell edited"])["ex1-alignment-prediction"] == ("failed", 0)
     assert "measured 12" in _messages(r["measurement cell edited"])["ex1-alignment-prediction"]
     for name in ("seed reset", "seal disarmed"):

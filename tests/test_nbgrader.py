@@ -120,7 +120,7 @@ def test_autograde_scores_exactly(course):
     assert "Attribute 'checksum' for cell check1-view-or-copy has changed" in log   # nbgrader saw the fake
     nbgrader("export", "--to", str(root / "grades.csv"))
     rows = {r["student_id"]: r for r in csv.DictReader((root / "grades.csv").open(encoding="utf-8"))}
-    assert float(rows["alice"]["score"]) == 5.0 and float(rows["alice"]["max_score"]) == 11.0   # lab 1: 2 + 2 + 1 + 3 + 3 points
+    assert float(rows["alice"]["score"]) == 5.0 and float(rows["alice"]["max_score"]) == 13.0   # lab 1: 2 + 2 + 1 + 3 + 3 + 2
     assert float(rows["bob"]["score"]) == 2.0
     graded = json.loads((root / "autograded" / "bob" / "lab01" / LAB.name).read_text(encoding="utf-8"))
     outputs = json.dumps(_by_id(graded)["check1-aligned-empty"]["outputs"])
@@ -201,3 +201,45 @@ def test_autograde_grades_each_student_on_their_variant(course):
     for who, mark in (("vic", "✓ your layer"), ("xia", "is not the number of cycles")):
         graded = json.loads((root / "autograded" / who / "lab05" / lab5.name).read_text(encoding="utf-8"))
         assert mark in json.dumps(_by_id(graded)["check5-my-layer"]["outputs"], ensure_ascii=False)
+
+
+def test_autograde_grades_lab1_on_each_students_variant(course):
+    """Lab 1's exercise 6 has per-student numbers too: nbgrader's id decides them, whatever the student typed."""
+    from npukit.teach import variants
+
+    root, nbgrader = course
+    (root / "source" / "lab01v").mkdir(parents=True, exist_ok=True)
+    shutil.copy(LAB, root / "source" / "lab01v" / LAB.name)
+    nbgrader("generate_assignment", "lab01v", "--force")
+    released = json.loads((root / "release" / "lab01v" / LAB.name).read_text(encoding="utf-8"))
+
+    def right(who: str) -> tuple:      # NumPy's own arrays, not the checker
+        v = variants.of("01_tensors", who)
+        a, f = np.empty(v.shape, v.dtype), np.empty(v.shape, v.dtype, order="F")
+        return a.strides, int(np.ravel_multi_index(v.index, v.shape)) * a.itemsize, f.strides
+
+    def submit(student: str, answer: tuple, entered: str = "") -> None:
+        nb = copy.deepcopy(released)
+        cells = _by_id(nb)
+        cells["ex1-my-batch"]["source"] = (f"my_strides = {answer[0]!r}\nmy_offset = {answer[1]!r}\n"
+                                           f"my_f_strides = {answer[2]!r}\n")
+        if entered:
+            setup = next(c for c in nb["cells"] if "STUDENT_ID" in "".join(c["source"]))
+            setup["source"] = "".join(setup["source"]).replace('STUDENT_ID = ""', f'STUDENT_ID = "{entered}"')
+        folder = root / "submitted" / student / "lab01v"
+        folder.mkdir(parents=True)
+        (folder / LAB.name).write_text(json.dumps(nb), encoding="utf-8")
+        nbgrader("db", "student", "add", student)
+
+    assert right("uma") != right("wen")
+    submit("uma", right("uma"))
+    submit("wen", right("uma"), entered="uma")        # wen typed uma's id and hands in uma's answer
+    nbgrader("autograde", "lab01v", "--force")
+    nbgrader("export", "--to", str(root / "grades01v.csv"))
+    rows = {(r["assignment"], r["student_id"]): r
+            for r in csv.DictReader((root / "grades01v.csv").open(encoding="utf-8"))}
+    assert float(rows[("lab01v", "uma")]["score"]) == 2.0
+    assert float(rows[("lab01v", "wen")]["score"]) == 0.0
+    for who, mark in (("uma", "✓ your batch"), ("wen", "are not the C-order strides")):
+        graded = json.loads((root / "autograded" / who / "lab01v" / LAB.name).read_text(encoding="utf-8"))
+        assert mark in json.dumps(_by_id(graded)["check1-my-batch"]["outputs"], ensure_ascii=False)

@@ -58,7 +58,7 @@ __all__ = ["DEFAULT_POINTS", "Exercise", "exercises", "set_metadata", "grade", "
 #: Points of each exercise, by lab and checker (``check_<name>``), for labs whose
 #: notebooks carry no points yet. The notebooks' metadata is the reference once written.
 DEFAULT_POINTS: dict[str, dict[str, int]] = {
-    "01_tensors": {"strides": 2, "view_or_copy": 2, "aligned_empty": 3, "reshape_view": 3},
+    "01_tensors": {"strides": 2, "view_or_copy": 2, "aligned_empty": 3, "reshape_view": 3, "my_batch": 2},
     "02_layouts": {"stays_view": 2, "to_blocked": 3, "from_blocked": 2, "im2col_view": 3},
     "03_graphs": {"conv_macs": 2, "attainable": 1, "fold_bn": 3, "live_peak": 3},
     "04_gemm": {"tiled_matmul": 3, "schedule_traffic": 4, "best_tile": 3},

@@ -18,6 +18,7 @@ The reference is computed only after the learner's function has returned.
 
 from __future__ import annotations
 
+import math
 import sys
 from fractions import Fraction
 from typing import Any, Callable
@@ -32,6 +33,7 @@ __all__ = [
     "check_requantize",
     "check_channel_scales",
     "check_calibration_prediction",
+    "check_my_values",
 ]
 
 _RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint4": (0, 15), "int4": (-8, 7)}
@@ -662,3 +664,112 @@ def _prediction_forbidden() -> list:
     from .. import data, models, rewrites, train
 
     return [*_forbidden(), data, models, rewrites, train]
+
+
+# ---- exercise 5: your own values, by hand (a per-student variant) ----------------------------------------
+
+
+def _onnx_dequantize(q: np.ndarray, scale: float, zero_point: int, dtype: str) -> np.ndarray:
+    """DequantizeLinear-21 under onnx.reference, as float32 values."""
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    t = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8}[dtype]
+    node = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])
+    graph = helper.make_graph([node], "dq", [helper.make_tensor_value_info("q", t, list(q.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.float32(scale), "s"), helper.make_tensor("z", t, [], [zero_point])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return ReferenceEvaluator(model).run(None, {"q": q.astype(dtype)})[0]
+
+
+def _by_hand_mistakes(x: np.float32, scale: float, zp: int, dtype: str) -> list[tuple[int, str]]:
+    """What each usual mistake gives for one value, with a hint that names the mistake, not the right code."""
+    lo, hi = _RANGES[dtype]
+    r = float(x / np.float32(scale))
+    half_up = math.floor(r + 0.5)
+    away = int(math.copysign(math.floor(abs(r) + 0.5), r))
+    return [
+        (int(np.clip(np.rint(r + zp), lo, hi)),
+         "Add the zero point after rounding x/scale, not before: with an odd zero point, rounding x/scale + "
+         "zero_point sends a half-way value to the other neighbour."),
+        (int(np.clip(half_up + zp, lo, hi)), "Round half to even (as np.rint does), not half up."),
+        (int(np.clip(away + zp, lo, hi)), "Round half to even (as np.rint does), not half away from zero."),
+        (int(np.clip(math.trunc(r) + zp, lo, hi)), "Round to the nearest integer; do not truncate."),
+        (int(np.rint(r) + zp), f"The code must lie in {dtype}'s range [{lo}, {hi}]: saturate."),
+        (int((np.rint(r) + zp - lo) % (hi - lo + 1) + lo), f"Saturate to [{lo}, {hi}]; do not wrap around."),
+        (int(np.clip(np.rint(r), lo, hi)), "Add the zero point."),
+    ]
+
+
+def check_my_values(q: Any, dequantized: Any, mine: Any) -> None:
+    """Check the codes and dequantized values the learner worked out for their own values (lab 6, exercise 5).
+
+    ``mine`` is the lab's :class:`npukit.teach.variants.Variant` for ``"06_quant"``: five values ``x``, a
+    ``scale``, an odd ``zero_point`` and a ``dtype`` (uint8 or int8) drawn from the student's id, or chapter 6's
+    exercise "Quantize by hand" without one. The checker draws the variant again itself
+    (:func:`npukit.teach.variants.variant`, so under a grader the grader's id decides, whatever ``mine``
+    holds) and compares ``q`` exactly with ONNX QuantizeLinear under ONNX's reference evaluator, and
+    ``dequantized`` with DequantizeLinear of those codes (within 1e-6). A failure names the first wrong
+    position and the usual mistake that gives the learner's code there, not the answer. See chapter 6,
+    "Quantization" (chapters/06_quant.md).
+
+    Raises
+    ------
+    NotAttempted
+        If an answer is still ``None`` or ``...``.
+    CheckFailed
+        If an answer is not of the right kind, or wrong.
+    TypeError
+        If ``mine`` is not a Variant of lab 6.
+
+    Examples
+    --------
+    >>> import os
+    >>> from npukit.teach import variants
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> check_my_values([2, 3, 3, 5, 9], [1.0, 1.5, 1.5, 2.5, 4.5], variants.variant("06_quant"))  # q · s
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: your values: your codes are right, but 1.0 is not the dequantized value of code 2. Subtract the zero point first: x ≈ (q − zero_point) · scale.
+    """
+    from . import variants
+    from .core import NotAttempted
+    from .tensors import _check_variant
+
+    name = "your values"
+    _check_variant(mine, "06_quant", "lab 6")
+    v = variants.variant("06_quant", mine.entered)
+    if any(a is None or a is Ellipsis for a in (q, dequantized)):
+        raise NotAttempted(f"{name}: not attempted yet (set my_q and my_dequantized).")
+    x = np.float32(v.numbers["x"])
+    scale, zp, dtype = float(v.numbers["scale"]), int(v.numbers["zero_point"]), str(v.numbers["dtype"])
+    n = len(x)
+    if (not isinstance(q, (list, tuple, np.ndarray)) or len(q) != n
+            or any(isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) for c in q)):
+        raise CheckFailed(f"{name}: my_q must be a list of {n} whole numbers (the codes), got {q!r}")
+    if (not isinstance(dequantized, (list, tuple, np.ndarray)) or len(dequantized) != n
+            or any(isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, float, np.integer, np.floating))
+                   for d in dequantized)):
+        raise CheckFailed(f"{name}: my_dequantized must be a list of {n} numbers, got {dequantized!r}")
+    codes = [int(c) for c in q]
+    want = _onnx_quantize(x, scale, zp, dtype)
+    for i in range(n):
+        if codes[i] != int(want[i]):
+            hints = [h for value, h in _by_hand_mistakes(x[i], scale, zp, dtype)
+                     if value == codes[i] and value != int(want[i])]
+            hint = " Or: ".join(dict.fromkeys(hints)) or "q = saturate(round_half_even(x / scale) + zero_point)."
+            raise CheckFailed(f"{name}: the code of x[{i}] = {v.numbers['x'][i]!r} is not {codes[i]}. {hint}")
+    back = _onnx_dequantize(np.asarray(want), scale, zp, dtype)
+    for i in range(n):
+        d = float(dequantized[i])
+        if not np.isclose(d, float(back[i]), rtol=1e-6, atol=1e-6):
+            hint = (" Subtract the zero point first: x ≈ (q − zero_point) · scale." if np.isclose(
+                d, codes[i] * scale) or np.isclose(d, (codes[i] + zp) * scale) else
+                " Dequantize the code: (q − zero_point) · scale, not x itself." if np.isclose(d, float(x[i])) else
+                " x ≈ (q − zero_point) · scale.")
+            raise CheckFailed(f"{name}: your codes are right, but {d!r} is not the dequantized value of code "
+                              f"{codes[i]}.{hint}")
+    who = "the public example" if v.student is None else f"variant {v.tag} of {v.student}"
+    print(f"✓ {name}: {dtype}, scale {scale:g}, zero point {zp}: codes {codes}, dequantized "
+          f"{[float(b) for b in back]} ({who}).")

@@ -336,3 +336,101 @@ def check_reshape_view(fn: Callable[[tuple, tuple, tuple], bool]) -> None:
         return bool(got) == want
 
     check("reshape without a copy", fn, cases, _reshape_is_view, compare=compare, forbid=_library() + _MEASURING)
+
+
+# ---- exercise 6: your own batch, by hand (a per-student variant) ----------------------------------------
+
+
+def _whole_numbers(name: str, what: str, got: Any, n: int) -> tuple[int, ...]:
+    """``got`` as a tuple of ``n`` Python ints, or CheckFailed saying what was expected (never the answer)."""
+    if (not isinstance(got, (tuple, list)) or len(got) != n
+            or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in got)):
+        raise CheckFailed(f"{name}: {what} must be a tuple of {n} whole numbers of bytes, got {got!r}")
+    return tuple(int(v) for v in got)
+
+
+def check_my_batch(strides: Any, offset: Any, f_strides: Any, mine: Any) -> None:
+    """Check the strides and the element offset the learner worked out for their own batch (lab 1, exercise 6).
+
+    ``mine`` is the lab's :class:`npukit.teach.variants.Variant` for ``"01_tensors"``: a channels-last batch
+    (``shape``, ``dtype``) and an element ``index`` drawn from the student's id, or chapter 1's exercise
+    "Strides by hand" without one. The checker draws the variant again itself
+    (:func:`npukit.teach.variants.variant`, so under a grader the grader's id decides, whatever ``mine``
+    holds) and compares, exactly, ``strides`` with NumPy's strides of a fresh C-contiguous array of that
+    shape and dtype, ``offset`` with the distance in bytes between the element's address and the first
+    element's in that array, and ``f_strides`` with NumPy's strides of the F-ordered array. A failure says
+    what is wrong, not the answer. See chapter 1, "Tensors are memory" (chapters/01_tensors.md).
+
+    Raises
+    ------
+    NotAttempted
+        If an answer is still ``None`` or ``...``.
+    CheckFailed
+        If an answer is not of the right kind, or wrong.
+    TypeError
+        If ``mine`` is not a Variant of lab 1.
+
+    Examples
+    --------
+    >>> import os
+    >>> from npukit.teach import variants
+    >>> os.environ.pop("NPUKIT_STUDENT", None) and None
+    >>> check_my_batch((3072, 96, 3, 1), 6646, (1, 8, 256, 8192), variants.variant("01_tensors"))  # in elements
+    Traceback (most recent call last):
+    ...
+    npukit.teach.core.CheckFailed: your batch: (3072, 96, 3, 1) are not the C-order strides of a (8, 32, 32, 3) float16 array. These are strides in elements; strides count bytes (multiply by the itemsize).
+    """
+    from . import variants
+    from .core import NotAttempted
+
+    name = "your batch"
+    _check_variant(mine, "01_tensors", "lab 1")
+    v = variants.variant("01_tensors", mine.entered)
+    if any(a is None or a is Ellipsis for a in (strides, offset, f_strides)):
+        raise NotAttempted(f"{name}: not attempted yet (set my_strides, my_offset and my_f_strides).")
+    shape, dtype, index = tuple(v.numbers["shape"]), np.dtype(v.numbers["dtype"]), tuple(v.numbers["index"])
+    got = _whole_numbers(name, "my_strides", strides, len(shape))
+    got_f = _whole_numbers(name, "my_f_strides", f_strides, len(shape))
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise CheckFailed(f"{name}: my_offset must be a whole number of bytes, got {offset!r}")
+    a, f = np.empty(shape, dtype), np.empty(shape, dtype, order="F")      # the reference: NumPy's own arrays
+    want, want_f = tuple(a.strides), tuple(f.strides)
+    element = a[tuple(slice(i, i + 1) for i in index)]
+    want_offset = element.ctypes.data - a.ctypes.data
+    what = f"a {shape} {dtype.name} array"
+
+    def why(answer: tuple, other: tuple) -> str:
+        if answer == tuple(s // dtype.itemsize for s in (want if other is want_f else want_f)):
+            return " These are strides in elements; strides count bytes (multiply by the itemsize)."
+        if answer == other:
+            return " That is the other order's answer."
+        if answer == tuple(reversed(other)) or sorted(answer) == sorted(other):
+            return " In C order the last axis steps by one element; in F order the first."
+        return " Step over everything to the right of an axis (C order) or to its left (F order), in bytes."
+
+    if got != want:
+        raise CheckFailed(f"{name}: {got} are not the C-order strides of {what}.{why(got, want_f)}")
+    if int(offset) != want_offset:
+        hint = (" That is in elements; give it in bytes." if int(offset) * dtype.itemsize == want_offset else
+                " That uses the F-order strides; the array is C-contiguous." if int(offset) == sum(
+                    i * s for i, s in zip(index, want_f)) else
+                " Add index × stride over the four axes.")
+        raise CheckFailed(f"{name}: your strides are right, but {int(offset)} is not the byte offset of "
+                          f"element {list(index)}.{hint}")
+    if got_f != want_f:
+        raise CheckFailed(f"{name}: your C-order strides and offset are right, but {got_f} are not the F-order "
+                          f"strides of {what}.{why(got_f, want)}")
+    who = "the public example" if v.student is None else f"variant {v.tag} of {v.student}"
+    print(f"✓ {name}: {what}, strides {want}, element {list(index)} at {want_offset:,} B, F-order strides "
+          f"{want_f} ({who}).")
+
+
+def _check_variant(mine: Any, lab: str, label: str) -> None:
+    """TypeError unless ``mine`` is a Variant of ``lab``."""
+    from . import variants
+
+    if not isinstance(mine, variants.Variant):
+        raise TypeError(f"mine must be {label}'s variant (teach.variants.variant({lab!r}, STUDENT_ID)), "
+                        f"got {type(mine).__name__}")
+    if mine.lab != lab:
+        raise TypeError(f"mine must be {label}'s variant (teach.variants.variant({lab!r}, …)), got lab {mine.lab!r}")

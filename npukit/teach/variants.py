@@ -159,8 +159,74 @@ def _systolic_draw(rng: np.random.Generator) -> dict:
             "rows": rows, "cols": cols, "dataflow": "ws"}
 
 
+def _tensors_public() -> dict:
+    """Chapter 1's exercise "Strides by hand" (ex-ch1-strides), whose worked solution is in the chapter: a batch
+    of 8 CameraNet images, channels-last, float16, and its element [2, 5, 7, 1] (lab 1, exercise 6)."""
+    return {"name": "8 CameraNet images, NHWC", "shape": (8, 32, 32, 3), "dtype": "float16", "index": (2, 5, 7, 1)}
+
+
+def _tensors_draw(rng: np.random.Generator) -> dict:
+    """A student's channels-last batch and element for lab 1's exercise 6.
+
+    Ranges, each keeping the question's teaching point: a batch of 2–16 images of H×W pixels, H and W two
+    different sides from 8 to 48 (so the two spatial axes, and C and F order, give different strides); 3 or 4
+    channels, a camera's RGB or RGBA (the channel axis of a channels-last batch is the short, innermost one);
+    float16, int16, float32, int32 or float64 (an itemsize of 2, 4 or 8, never 1, so strides in elements and
+    in bytes differ); every index at least 1, so each stride counts in the offset.
+    """
+    n = int(rng.choice([2, 3, 4, 6, 8, 12, 16]))
+    h, w = (int(v) for v in rng.choice([8, 12, 16, 20, 24, 28, 32, 40, 48], size=2, replace=False))
+    c = int(rng.choice([3, 4]))
+    dtype = str(rng.choice(["float16", "int16", "float32", "int32", "float64"]))
+    index = tuple(int(rng.integers(1, side)) for side in (n, h, w, c))
+    return {"name": f"{n} images of {h}×{w}, NHWC", "shape": (n, h, w, c), "dtype": dtype, "index": index}
+
+
+#: Scales whose quotients x / s are exact in float32 for the values drawn (multiples of 1/8 with few bits),
+#: so that a half-way value printed in decimal is a half-way value in float32 too.
+_QUANT_SCALES = (0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 1.25, 1.5)
+
+
+def _quant_public() -> dict:
+    """Chapter 6's exercise "Quantize by hand" (ex-ch6-hand), whose worked solution is in the chapter: five
+    values to uint8 with scale 0.5 and zero point 3 (lab 6, exercise 5)."""
+    return {"name": "chapter 6's five values", "x": (-0.3, 0.0, 0.25, 0.75, 3.0), "scale": 0.5, "zero_point": 3,
+            "dtype": "uint8"}
+
+
+def _quant_draw(rng: np.random.Generator) -> dict:
+    """A student's five values, scale, zero point and type for lab 6's exercise 5.
+
+    Every draw holds each teaching point of QuantizeLinear: two half-way values x/s = k + 0.5, one with k even
+    (half to even rounds it down) and one with k odd (rounds it up), k within ±8, both inside the range; an
+    odd zero point (uint8: 11–39, int8: −15–15), so that adding it before the rounding sends those ties to the
+    other neighbour; one value 3–39 steps outside the range (below it or above it), which saturates; one value
+    a whole number of steps (−6 to 9) from zero; one value off the half-way points (x/s = k + 0.2, 0.3, 0.7 or
+    0.8); in a shuffled order. uint8 or int8; a scale from ``_QUANT_SCALES`` (multiples of 1/8, so every
+    half-way value is exact in float32 and prints in a few decimals); no value but the far one saturates.
+    """
+    dtype = str(rng.choice(["uint8", "int8"]))
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    s = float(rng.choice(_QUANT_SCALES))
+    z = int(rng.choice(np.arange(11, 40, 2) if dtype == "uint8" else np.arange(-15, 16, 2)))   # ties stay inside
+    k_even = int(rng.choice(np.arange(-8, 9, 2)))
+    k_odd = int(rng.choice(np.arange(-7, 8, 2)))
+    whole = int(rng.integers(-6, 10))
+    off = int(rng.integers(-9, 10)) + float(rng.choice([0.2, 0.3, 0.7, 0.8]))
+    if rng.random() < 0.5:                                         # below the range: q = lo
+        far = -(z - lo) - int(rng.integers(3, 40))
+    else:                                                          # above it: q = hi
+        far = (hi - z) + int(rng.integers(3, 40))
+    values = [(k_even + 0.5) * s, (k_odd + 0.5) * s, whole * s, round(off * s, 4), float(far * s)]
+    order = rng.permutation(len(values))
+    x = tuple(float(values[i]) for i in order)
+    return {"name": f"five values for {dtype}", "x": x, "scale": s, "zero_point": z, "dtype": dtype}
+
+
 LABS: dict[str, tuple[Callable[[], dict], Callable[[np.random.Generator], dict]]] = {
+    "01_tensors": (_tensors_public, _tensors_draw),
     "05_systolic": (_systolic_public, _systolic_draw),
+    "06_quant": (_quant_public, _quant_draw),
 }
 
 
@@ -243,8 +309,15 @@ def describe(v: Variant) -> str:
     _check.instance(v, "v", Variant)
     if v.student is None:
         return "public"
-    numbers = " ".join(f"{k}={val}" for k, val in v.numbers.items() if k != "name")
+    numbers = " ".join(f"{k}={_compact(val)}" for k, val in v.numbers.items() if k != "name")
     return f"{v.tag}: {numbers}"
+
+
+def _compact(value: Any) -> str:
+    """A number, a name or a tuple of numbers without spaces (``(8,32,32,3)``), so each reads as one word."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_compact(v) for v in value) + ")"
+    return str(value)
 
 
 def submission_student(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:

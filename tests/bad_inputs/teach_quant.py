@@ -3,6 +3,7 @@
 from badinput import bad
 
 from npukit.teach import quant as q
+from npukit.teach import variants
 
 
 def _predict(clipped):
@@ -10,6 +11,8 @@ def _predict(clipped):
 
 
 CASES = [
+    bad(q.check_my_values, [2, 3, 3, 5, 9], [0.0] * 5, {"x": [0.5]}, exc=TypeError, names="mine"),
+    bad(q.check_my_values, [2, 3, 3, 5, 9], [0.0] * 5, variants.of("05_systolic", ""), exc=TypeError, names="mine"),
     bad(q.check_quantize, 3, exc=TypeError, names="fn"),
     bad(q.check_requantize, None, exc=TypeError, names="fn"),
     bad(q.check_channel_scales, "fn", exc=TypeError, names="fn"),

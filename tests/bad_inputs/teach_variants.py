@@ -9,7 +9,7 @@ CASES = [
     bad(v.seed, "  ", names="student_id"),
     bad(v.seed, None, names="student_id"),
     bad(v.seed, 7, exc=TypeError, names="student_id"),
-    bad(v.variant, "01_tensors", names="lab"),
+    bad(v.variant, "02_layouts", names="lab"),
     bad(v.variant, 5, exc=TypeError, names="lab"),
     bad(v.variant, "05_systolic", 42, exc=TypeError, names="entered"),
     bad(v.of, "99_nothing", "alice", names="lab"),
