@@ -134,6 +134,25 @@ def check_page(context, base: str, rel: str) -> tuple[list[str], int, dict]:
     return problems, figures, interactive
 
 
+#: Browsers checking pages side by side, each in its own process with its own Chromium
+#: (2 cores: the pages took 3 s each one at a time).
+JOBS = int(os.environ.get("BROWSER_CHECK_JOBS", "2"))
+
+
+def _check_pages(base: str, rels: list[str]) -> list[tuple[str, tuple[list[str], int, dict]]]:
+    """Check ``rels`` in one headless Chromium: each page's problems, figure count and interactive counts."""
+    from playwright.sync_api import sync_playwright
+
+    out = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        context = browser.new_context()
+        for rel in rels:
+            out.append((rel, check_page(context, base, rel)))
+        browser.close()
+    return out
+
+
 def _edition(rel: str) -> tuple[str, str]:
     """(edition name, the page's path inside its edition) of a page's path in the site."""
     for prefix, name in sorted(EDITIONS.items(), key=lambda kv: -len(kv[0])):
@@ -152,30 +171,34 @@ def main(argv: list[str]) -> int:
     if not pages:
         print(f"browser check: no HTML pages under {root}; build the book first")
         return 1
-    from playwright.sync_api import sync_playwright
-
     server, base = serve(root)
     failures = 0
     per_edition = {name: [0, 0] for name in EDITIONS.values()}  # pages, failed
     total_figures = total_sliders = total_frames = 0
+    jobs = max(1, min(JOBS, len(pages)))
+    shards = [pages[k::jobs] for k in range(jobs)]   # one browser per shard, in its own process
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-            context = browser.new_context()
-            for rel in pages:
-                problems, figures, interactive = check_page(context, base, rel)
-                total_figures += figures
-                total_sliders += interactive["sliders"]
-                total_frames += interactive["frames"]
-                status = "ok " if not problems else "FAIL"
-                print(f"  {status} {rel}  ({figures} figures, {interactive['sliders']} sliders, "
-                      f"{interactive['frames']} animation frames)")
-                for p in problems:
-                    print(f"       - {p}")
-                failures += bool(problems)
-                per_edition[_edition(rel)[0]][0] += 1
-                per_edition[_edition(rel)[0]][1] += bool(problems)
-            browser.close()
+        if jobs == 1:
+            results = dict(_check_pages(base, shards[0]))
+        else:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                results = {rel: r for part in pool.starmap(_check_pages, [(base, sh) for sh in shards])
+                           for rel, r in part}
+        for rel in pages:
+            problems, figures, interactive = results[rel]
+            total_figures += figures
+            total_sliders += interactive["sliders"]
+            total_frames += interactive["frames"]
+            status = "ok " if not problems else "FAIL"
+            print(f"  {status} {rel}  ({figures} figures, {interactive['sliders']} sliders, "
+                  f"{interactive['frames']} animation frames)")
+            for p in problems:
+                print(f"       - {p}")
+            failures += bool(problems)
+            per_edition[_edition(rel)[0]][0] += 1
+            per_edition[_edition(rel)[0]][1] += bool(problems)
     finally:
         server.shutdown()
     editions = "; ".join(f"{name}: {n} pages, {bad} failed" for name, (n, bad) in per_edition.items())
