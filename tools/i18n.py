@@ -110,6 +110,8 @@ def _conf(root: Path) -> None:
 # ---- glued sentences: templates in the pages' code ----------------------------------
 
 #: The comment that marks a catalogue entry as a template glued by a page's code.
+#: The catalogues' header: the project and its translators (sphinx-intl writes placeholders).
+PROJECT, TEAM = "Tensors on Silicon", "The Tensors on Silicon authors"
 CODE_COMMENT = "glued by this page's code (npukit.i18n.message): keep every {field}"
 
 
@@ -240,6 +242,16 @@ def fill_nothing_to_translate(directory: Path) -> int:
                 changed += 1
         for entry in [e for e in po if e.obsolete and not e.msgstr]:
             po.remove(entry)
+            changed += 1
+        if po.metadata_is_fuzzy or po.metadata.get("Project-Id-Version") == "Project name not set":
+            # sphinx-intl's header template: name the project and drop its fuzzy mark (a fuzzy header
+            # makes msgfmt and editors treat the whole catalogue as unreviewed)
+            po.metadata.update({"Project-Id-Version": PROJECT, "Last-Translator": TEAM, "Language-Team": TEAM})
+            po.metadata_is_fuzzy = []
+            changed += 1
+        if po.header.startswith("SOME DESCRIPTIVE TITLE"):
+            po.header = ("Tensors on Silicon, the Chinese edition: the messages of one page.\n"
+                         "See CONTRIBUTING.md, \"The Chinese edition\".")
             changed += 1
         for entry in po:  # prose with "95% of" is not a printf format: msgfmt -c would hold the translation to it
             if "python-format" in entry.flags:
