@@ -3,7 +3,9 @@
 * ``student labs -o labs/student`` writes the student edition;
 * ``grade SUBMISSION.ipynb … [--csv FILE] [--json] [--seed N]`` grades
   submissions with the instructor's own checks (:mod:`npukit.teach.grade`);
-* ``metadata labs/ [--check]`` writes (or checks) the labs' nbgrader metadata.
+* ``metadata labs/ [--check]`` writes (or checks) the labs' nbgrader metadata;
+* ``minutes submitted/ [--idle M] [--json]`` adds up a class's minutes per lab
+  from the time logs (:mod:`npukit.teach.timelog`).
 
 See the instructor guide (chapters/instructor.md).
 """
@@ -17,6 +19,7 @@ import sys
 from typing import Sequence
 
 from . import grade as grading
+from . import timelog
 from .student import make_student_edition
 
 
@@ -43,7 +46,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     md = sub.add_parser("metadata", help="write the nbgrader cell metadata of the labs' solution and check cells")
     md.add_argument("src", help="a lab notebook or a folder of them")
     md.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
+    mi = sub.add_parser("minutes", help="a class's minutes per lab, from the students' time logs")
+    mi.add_argument("paths", nargs="+", help=f"log files, or folders searched for {timelog.LOG_NAME}")
+    mi.add_argument("--labs", default=None, help="the instructor's labs folder (default: the course's labs/)")
+    mi.add_argument("--idle", type=float, default=timelog.IDLE_MINUTES,
+                    help=f"a gap longer than this many minutes is a break (default: {timelog.IDLE_MINUTES:g})")
+    mi.add_argument("--json", action="store_true", help="print the result as JSON, one row per log included")
     args = parser.parse_args(argv)
+    if args.command == "minutes":
+        logs = timelog.find_logs(args.paths)
+        if not logs:
+            print(f"no {timelog.LOG_NAME} under {' '.join(args.paths)}", file=sys.stderr)
+            return 1
+        result = timelog.summary(logs, grading.checks_by_lab(args.labs), idle=args.idle)
+        print(json.dumps(result, indent=1, ensure_ascii=False) if args.json else timelog.report(result))
+        return 0
     if args.command == "student":
         for p in make_student_edition(args.src, args.out):
             print(f"wrote {p}")

@@ -61,7 +61,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .. import _check
-from . import guard
+from . import guard, timelog
 
 __all__ = [
     "CheckFailed",
@@ -664,8 +664,11 @@ def _recorded(check_fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:
             entry["message"] = _first_line(exc, f"{type(exc).__name__}: ")
             raise
-        entry["status"] = "passed"
-        return result
+        else:
+            entry["status"] = "passed"
+            return result
+        finally:
+            timelog.record_check(check_fn.__name__, entry["status"])
 
     run.__npukit_check__ = check_fn
     return run

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from .. import _check
-from . import core, screen, student, variants
+from . import core, screen, student, timelog, variants
 
 __all__ = ["DEFAULT_POINTS", "Exercise", "exercises", "set_metadata", "grade", "to_csv", "default_labs"]
 
@@ -203,6 +203,23 @@ def default_labs() -> pathlib.Path:
     return here if here.is_dir() else pathlib.Path("labs")
 
 
+def checks_by_lab(labs_dir: str | pathlib.Path | None = None) -> dict[str, list[str]]:
+    """Each lab's ``teach.check_*`` calls, in notebook order (graded exercises and predictions alike).
+
+    Examples
+    --------
+    >>> checks_by_lab()["01_tensors"][0]
+    'check_strides'
+    """
+    folder = pathlib.Path(labs_dir) if labs_dir is not None else default_labs()
+    out = {}
+    for p in sorted(folder.glob("*.ipynb")):
+        cells = json.loads(p.read_text(encoding="utf-8")).get("cells", [])
+        calls = [m for c in cells if c.get("cell_type") == "code" for m in _CHECK_CALL.findall(_source(c))]
+        out[p.stem] = list(dict.fromkeys(calls))
+    return out
+
+
 # ---- grading -------------------------------------------------------------------------------
 
 
@@ -314,7 +331,8 @@ def _run_checking(plan: dict, work: pathlib.Path, timeout: float, student_id: st
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(plan, f)
     limit = timeout * (len(plan["cells"]) + 4)
-    env = {k: v for k, v in os.environ.items() if k != core.GRADE_SEED_ENV and not k.startswith("PLOTLY_")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in (core.GRADE_SEED_ENV, timelog.TIME_LOG_ENV) and not k.startswith("PLOTLY_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env[variants.STUDENT_ENV] = student_id      # the variant's student (npukit.teach.variants), "" for none
     with open(work / "checking" / "checking.log", "wb") as log:
