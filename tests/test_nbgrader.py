@@ -243,3 +243,39 @@ def test_autograde_grades_lab1_on_each_students_variant(course):
     for who, mark in (("uma", "✓ your batch"), ("wen", "are not the C-order strides")):
         graded = json.loads((root / "autograded" / who / "lab01v" / LAB.name).read_text(encoding="utf-8"))
         assert mark in json.dumps(_by_id(graded)["check1-my-batch"]["outputs"], ensure_ascii=False)
+
+
+def test_submit_and_collect_carry_the_time_log(course):
+    """The time log (npukit.teach.timelog) sits beside the notebook; nbgrader's exchange carries it to
+    ``submitted/<student>/<lab>/``, where ``python -m npukit.teach minutes`` reads it."""
+    from npukit.teach import timelog
+
+    root, nbgrader = course
+    exchange, home = root.parent / "exchange", root.parent / "home"
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)
+    home.mkdir()
+    flags = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=tensors-on-silicon"]
+    (root / "source" / "lab01t").mkdir(parents=True, exist_ok=True)
+    shutil.copy(LAB, root / "source" / "lab01t" / LAB.name)
+    nbgrader("generate_assignment", "lab01t", "--force")
+    nbgrader("release_assignment", "lab01t", "--force", *flags)
+
+    def student(*args: str) -> None:              # the student's side runs in their own folder
+        env = dict(os.environ, PATH=f"{VENV}/bin{os.pathsep}{os.environ['PATH']}")
+        done = subprocess.run([f"{VENV}/bin/nbgrader", *args, *flags], cwd=home, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+    student("fetch_assignment", "lab01t")
+    log = home / "lab01t" / timelog.LOG_NAME             # what a kernel with NPUKIT_TIME_LOG set writes there
+    log.write_text("".join(json.dumps(e) + "\n" for e in [
+        {"t": 0.0, "event": "start"}, {"t": 120.0, "event": "cell", "ok": True},
+        {"t": 300.0, "event": "check", "check": "check_strides", "status": "passed"}]))
+    student("submit", "lab01t")
+    nbgrader("collect", "lab01t", "--update", *flags)
+    collected = list((root / "submitted").glob(f"*/lab01t/{timelog.LOG_NAME}"))
+    assert len(collected) == 1 and collected[0].read_text() == log.read_text()
+    done = subprocess.run([sys.executable, "-m", "npukit.teach", "minutes", str(root / "submitted")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "01_tensors        1     5.0" in done.stdout, done.stdout + done.stderr
