@@ -211,7 +211,9 @@ def checks_by_lab(labs_dir: str | pathlib.Path | None = None) -> dict[str, list[
     >>> checks_by_lab()["01_tensors"][0]
     'check_strides'
     """
-    folder = pathlib.Path(labs_dir) if labs_dir is not None else default_labs()
+    folder = _check.path(labs_dir, "labs_dir") if labs_dir is not None else default_labs()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"labs_dir: {str(folder)!r} is not a folder")
     out = {}
     for p in sorted(folder.glob("*.ipynb")):
         cells = json.loads(p.read_text(encoding="utf-8")).get("cells", [])

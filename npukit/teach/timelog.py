@@ -93,6 +93,8 @@ def start() -> None:
 
 def record_check(check: str, status: str) -> None:
     """Log one check's outcome (called by every exported ``check_*``)."""
+    _check.text(check, "check")
+    _check.text(status, "status")
     _write({"event": "check", "check": check, "status": status})
 
 
@@ -105,7 +107,7 @@ def read_log(path: str | pathlib.Path) -> list[dict[str, Any]]:
         If ``path`` does not exist.
     """
     events = []
-    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
+    for line in _check.path(path, "path").read_text(encoding="utf-8").splitlines():
         try:
             e = json.loads(line)
         except ValueError:
@@ -141,6 +143,8 @@ def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dic
         If ``idle`` is not positive, or an event has no time ``t``.
     """
     idle = _check.positive(idle, "idle")
+    if isinstance(events, (str, bytes, dict)) or not hasattr(events, "__iter__"):
+        raise TypeError(f"events must be an iterable of event dicts, got {type(events).__name__}")
     events = sorted(events, key=lambda e: _time(e))
     active, breaks, passed, failed = 0.0, 0, {}, {}
     for i, e in enumerate(events):
@@ -175,8 +179,9 @@ def find_logs(paths: Iterable[str | pathlib.Path], name: str = LOG_NAME) -> list
     FileNotFoundError
         If a path does not exist.
     """
+    _check.text(name, "name")
     found = []
-    for p in map(pathlib.Path, paths):
+    for p in (_check.path(q, "paths") for q in _check.sequence(paths, "paths")):
         if p.is_file():
             found.append(p)
         elif p.is_dir():
@@ -216,9 +221,14 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
         max, in minutes) and ``exercises``: per check, how many logs passed it
         and the median minutes from the first event to its first pass.
     """
+    if not isinstance(checks_by_lab, dict):
+        raise TypeError(f"checks_by_lab must be a dict of lab name to checker names, got "
+                        f"{type(checks_by_lab).__name__}")
+    idle = _check.positive(idle, "idle")
     owner = {c: lab for lab, checks in checks_by_lab.items() for c in checks}
     rows = []
-    for path in map(pathlib.Path, logs):
+    for path in (_check.path(q, "logs") for q in _check.sequence(list(logs) if not isinstance(logs, (str, bytes))
+                                                                   else logs, "logs")):
         events = read_log(path)
         labs = {owner[e["check"]] for e in events if e.get("event") == "check" and e.get("check") in owner}
         if len(labs) == 1:
@@ -241,6 +251,8 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
 
 def report(result: dict[str, Any]) -> str:
     """:func:`summary`'s result as text: one line per lab, then each lab's exercises."""
+    if not isinstance(result, dict) or not {"labs", "idle"} <= set(result):
+        raise TypeError("result must be the dict summary() returns (with 'labs' and 'idle')")
     lines = [f"minutes at the notebook (a gap over {result['idle']:g} min is a break and counts as nothing)",
              f"{'lab':<14} {'logs':>4} {'median':>7} {'middle half':>12} {'longest':>8}"]
     for lab, s in result["labs"].items():
