@@ -387,6 +387,24 @@ def test_cheat_a_prediction_that_reads_the_measurement():
     assert measured_here == 2.1e-3  # put back
 
 
+def test_cheat_a_prediction_that_reads_the_measurement_cells_rounds():
+    """Lab 4's measurement cell keeps its comparison (pair) and verdict (v72): they are hidden too."""
+    from npukit import timing
+
+    global pair_here
+    pair_here = timing.Comparison.from_times({"96³": [1.0, 1.0, 1.0], "72³": [0.58, 0.58, 0.58]})
+
+    def predict():
+        return pair_here.verdict("72³", "96³").ratio * 216 * 1e-6
+
+    try:
+        with pytest.raises(AssertionError, match=r"reads the measurement \([^)]*pair_here\)"):
+            teach.check_time_prediction(predict, 2.1e-3, n=100, tile=(8, 8, 8), t_step=1e-6, step_n=64)
+        assert isinstance(pair_here, timing.Comparison)   # put back
+    finally:
+        del pair_here
+
+
 def test_time_prediction_survives_a_busy_t_step_cell():
     """CI once measured t_step 1.6× slow (a busy moment) and failed a right prediction; in relative units it passes."""
     busy_t_step = 1.6 * 2.4e-6                       # what the lab's t_step cell read while the machine was busy
