@@ -498,3 +498,24 @@ def test_each_wrong_speedup_model_fails_the_check_on_any_seed(name, measured):
     with _like(measured, speedup=on_this_run):   # the check's rounds: the lab's facts, the model's speed-up
         for seed in range(5):
             _fails(teach.check_speedup_prediction, cheat, compiled, runs, seed=seed, match="not from")
+
+
+def test_reorder_accepts_an_uncopied_view_that_already_is_contiguous(capsys):
+    """Lab 7, Exercise 2 says so: when only axes of length 1 move, np.ascontiguousarray returns the view uncopied.
+
+    The check must accept that answer, and a case that exercises it must occur (else this test proves nothing).
+    """
+    shared = []
+
+    def by_ascontiguousarray(x, src, dst):
+        got = np.ascontiguousarray(np.transpose(x, [src.index(a) for a in dst]))
+        shared.append(np.shares_memory(got, x))
+        return got
+
+    for seed in range(40):
+        shared.clear()
+        teach.check_reorder(by_ascontiguousarray, seed=seed)
+        if any(shared):
+            break
+    assert any(shared), "no seed in 0-39 drew a case where only axes of length 1 move"
+    assert capsys.readouterr().out.count("✓") == seed + 1

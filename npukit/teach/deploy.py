@@ -206,8 +206,10 @@ def check_reorder(fn: Callable[[np.ndarray, str, str], np.ndarray], *, seed: int
     """Check ``fn(x, src, dst)``: the data of ``x`` (axes named by ``src``) rewritten in ``dst`` order.
 
     What an OpenVINO ``Reorder`` from ``abcd`` to ``acdb`` does: NCHW data
-    comes out NHWC, as a C-contiguous array (a new buffer, not a strided
-    view). Fresh cases (a new seed each call unless ``seed`` is given): 14
+    comes out NHWC, as a C-contiguous array (not a strided view of the old
+    bytes; when only axes of length 1 move, the transposed view already is
+    C-contiguous, and returning it uncopied, as ``np.ascontiguousarray``
+    does, is accepted). Fresh cases (a new seed each call unless ``seed`` is given): 14
     tensors of rank 2–5 with random axis orders, ``dst`` never equal to
     ``src``. Reference: ``numpy.einsum`` with the layout letters as
     subscripts. Calling :mod:`npukit.layouts` (chapter 2's ``convert``) is
@@ -580,7 +582,7 @@ def check_speedup_prediction(fn: Callable[[int, float, float], float], compiled:
     guess, host, infer, measured = facts["guess"], facts["host"], facts["infer"], v.speedup
     ideal = _ideal_speedup(streams, host, infer)
     seen = (f"timed again by this check ({v.rounds} interleaved rounds of one request and two), ×{measured:.2f} "
-            f"({v.confidence:.0%} interval ×{1 / v.high:.2f} to ×{1 / v.low:.2f}; the lab's runs: ×{lab_measured:.2f})")
+            f"({v.confidence:.0%} interval ×{1 / v.high:.2f} to ×{1 / v.low:.2f}; the lab's runs, one request then two in two cells: ×{lab_measured:.2f})")
     story = (f"In the check's rounds: {streams} stream(s); with one request each job is a {host:.3f} ms fill then a "
              f"{infer:.3f} ms inference (the lab's: {lab_host:.3f} and {lab_infer:.3f} ms). With two, fills take turns "
              f"on the one host thread while the other request infers, and at most min(streams, 2) inferences run at "
