@@ -377,7 +377,7 @@ def _from_range(lo: np.ndarray, hi: np.ndarray, grid: str | tuple[int, int], sym
     """Scale and zero point that map [lo, hi] (widened to include 0) onto a grid (a dtype or (qmin, qmax))."""
     qmin, qmax = qrange(grid) if isinstance(grid, str) else grid
     lo, hi = np.minimum(np.asarray(lo, np.float64), 0), np.maximum(np.asarray(hi, np.float64), 0)
-    if symmetric:  # zero exactly at the middle of the grid; signed types leave -128 unused
+    if symmetric:  # zero exactly at the middle of the grid; only a clipped value reaches -128
         amax = np.maximum(-lo, hi)
         half = (qmax - qmin) // 2                                     # 127 for 8 bits
         scale = amax / half
@@ -497,8 +497,11 @@ def choose_qparams(x: np.ndarray, dtype: str = "int8", symmetric: bool = True, a
     The range [lo, hi] is :func:`choose_range`'s, on this ``dtype``'s grid,
     widened to include 0 so that zero is exact. Asymmetric:
     ``scale = (hi − lo)/(qmax − qmin)``, ``zero_point = qmin − round(lo/scale)``.
-    Symmetric: ``scale = max(|lo|, hi)/127`` for 8 bits (−127…127, "narrow
-    range") and zero point 0 (128 for unsigned types).
+    Symmetric: ``scale = max(|lo|, hi)/127`` for 8 bits and zero point 0
+    (128 for unsigned types): the levels −127…127 cover ``[−max, max]``
+    ("narrow range"), so min–max never reaches −128; QuantizeLinear still
+    saturates at −128, which a value below a clipped range (percentile,
+    MSE) takes, and the MSE clip is searched on that full grid.
     See chapter 6, "Per tensor, per channel, per block" (chapters/06_quant.md).
 
     Parameters

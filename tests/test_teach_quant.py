@@ -583,3 +583,35 @@ def test_a_prediction_that_reads_the_notebook_or_measures_is_refused(forgery):
     exec(code, ns)
     msg = _fails(teach.check_calibration_prediction, ns["my_prediction"], _lab_drop())
     assert named in msg and any(w in msg for w in ("may use only", "plain function", "may not import")), msg
+
+
+def test_quantize_cases_reach_past_int64_and_a_cast_before_the_clip_fails():
+    """Pilot b06: rint(x/s).astype(np.int64) before the clip passed while no case went past 2**63 steps."""
+    cases = tq._quantize_cases(tq._rng(6101))
+    assert all(np.all(np.abs(x[-2:] / np.float32(s)) >= 2.0**63) and np.all(np.isfinite(x / np.float32(s)))
+               for x, s, z, t in cases)
+
+    def cast_first(x, s, z, t):
+        lo, hi = R[t]
+        with np.errstate(invalid="ignore"):
+            return np.clip(np.rint(x / np.float32(s)).astype(np.int64) + z, lo, hi)
+
+    msg = _fails(teach.check_quantize, cast_first)
+    assert "does not fit in an int64" in msg and "np.clip before .astype" in msg, msg
+
+
+def test_far_out_values_expect_the_limit_where_onnx_reference_does_not_saturate():
+    """onnx.reference casts to int32 before it saturates; the operator's text, ONNX Runtime and OpenVINO saturate."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = np.float32([3e9, -3e9, 1e20, -1e20, 2.5, 300.0])
+    for dtype, t in (("uint8", TensorProto.UINT8), ("int8", TensorProto.INT8)):
+        node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
+        graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                                  [helper.make_tensor_value_info("y", t, None)],
+                                  [numpy_helper.from_array(np.float32(1.0), "s"), helper.make_tensor("z", t, [], [1])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        model.ir_version = 10
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        assert tq._onnx_quantize(x, 1.0, 1, dtype).tolist() == session.run(None, {"x": x})[0].astype(int).tolist()

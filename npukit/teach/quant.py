@@ -106,7 +106,14 @@ def _hint(mistakes: Callable[[int], list[tuple[Any, str]]], got: np.ndarray, wro
 
 
 def _onnx_quantize(x: np.ndarray, scale: float, zero_point: int, dtype: str) -> np.ndarray:
-    """QuantizeLinear-21 under onnx.reference, as int64 values."""
+    """QuantizeLinear-21 under onnx.reference, as int64 values, saturated as the operator's text says.
+
+    onnx.reference casts ``rint(x / scale)`` to int32 *before* it saturates,
+    so where ``|x / scale| ≥ 2**31`` it returns what the cast made of the
+    value, not the type's limit. The operator's text ("saturate"), ONNX
+    Runtime and OpenVINO give the limit; there the expected value is the
+    limit on the side of ``x``'s sign.
+    """
     from onnx import TensorProto, helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
 
@@ -116,11 +123,20 @@ def _onnx_quantize(x: np.ndarray, scale: float, zero_point: int, dtype: str) -> 
                               [helper.make_tensor_value_info("y", t, None)],
                               [numpy_helper.from_array(np.float32(scale), "s"), helper.make_tensor("z", t, [], [zero_point])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    return ReferenceEvaluator(model).run(None, {"x": x})[0].astype(np.int64)
+    with np.errstate(invalid="ignore"):             # its cast of the values past int32 (replaced below)
+        q = ReferenceEvaluator(model).run(None, {"x": x})[0].astype(np.int64)
+    lo, hi = _RANGES[dtype]
+    beyond = np.abs(x.astype(np.float64) / np.float64(np.float32(scale))) >= 2**31
+    return np.where(beyond, np.where(x > 0, hi, lo), q)
 
 
 def _quantize_cases(rng: np.random.Generator) -> list[tuple]:
-    """24 cases: every dtype with odd and even zero points, a third of the values on ties, some far out."""
+    """24 cases: every dtype with odd and even zero points, a third of the values on ties, some far out.
+
+    The first two values lie 200 steps outside the range; the last two are
+    10**19.5 to 10**30 steps out, past what an int64 holds (2**63 ≈ 9.2e18),
+    so a cast to a fixed-width integer before the saturation fails there.
+    """
     cases = []
     for k in range(24):
         dtype = tuple(_RANGES)[k % 4]
@@ -134,6 +150,7 @@ def _quantize_cases(rng: np.random.Generator) -> list[tuple]:
         ties = rng.random(n) < 0.35
         x = np.where(ties, (np.floor(x / scale) + 0.5) * scale, x).astype(np.float32)
         x[:2] = np.float32([(lo - zp - 200) * scale, (hi - zp + 200) * scale])   # far outside
+        x[-2:] = np.float32(10 ** rng.uniform(19.5, 30, 2) * scale * np.array([1, -1]))   # past int64
         cases.append((x, scale, zp, dtype))
     return cases
 
@@ -151,6 +168,9 @@ def _quantize_mistakes(x: np.float32, scale: float, zp: int, dtype: str) -> list
              + ("rounding x/scale + zero_point sends a tie to the other neighbour when the zero point is odd"
                 if r % 1 == 0.5 else f"in float32, x/scale + zero_point = {float(r + np.float32(zp))} has already "
                 "lost the digits that decide the rounding")),
+            (int(np.clip(np.rint(r).astype(np.int64) + zp, lo, hi)),     # before "wrap": both explain a huge value
+             f"x/scale = {float(r):.3g} does not fit in an int64 (nor an int32): saturate the float values, then "
+             "cast (np.clip before .astype)"),
             (int((np.rint(r) + zp - lo) % span + lo) if not lo <= np.rint(r) + zp <= hi else None,
              f"x/scale + zero_point = {float(r) + zp:.1f} is outside [{lo}, {hi}]: saturate (clamp), do not wrap"),
             (int(np.clip(np.floor(r + np.float32(0.5)) + zp, lo, hi)),
@@ -173,7 +193,10 @@ def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> N
     Fresh cases: 24 float32 arrays of 40–200 values with scales from 1e-3 to
     10, odd and even zero points anywhere in the type's range, dtypes uint8,
     int8, uint4 and int4, a third of the values placed on half-way points
-    and some far outside the range. Reference: ONNX's reference evaluator.
+    and some far outside the range, two of them past 2**63 steps.
+    Reference: ONNX's reference evaluator, and the operator's saturation
+    where that evaluator does not saturate (past 2**31 steps, see
+    :func:`_onnx_quantize`).
     The answer must be an integer array of the input's shape (any integer
     dtype). A wrong value is reported with its index, the input, the
     expected and the returned value and a hint naming the usual mistake.
@@ -197,7 +220,8 @@ def check_quantize(fn: Callable[[np.ndarray, float, int, str], np.ndarray]) -> N
                          "q = clip(rint(x / float32(scale)) + zero_point, qmin, qmax)")
             raise CheckFailed(f"quantize: wrong value for dtype={dtype!r}, scale={scale!r}, zero_point={zp}: at index "
                               f"{i}, x = {x[i]!r}: expected {want[i]}, got {got[i]}. Hint: {hint}.")
-    print(f"✓ quantize: {len(cases)} fresh cases agree with ONNX's reference QuantizeLinear.")
+    print(f"✓ quantize: {len(cases)} fresh cases agree with ONNX's QuantizeLinear (its reference evaluator, "
+          "saturated past int32 as the operator's text says), far-out values included.")
 
 
 # ---- exercise 3: requantize ----------------------------------------------------------------------
@@ -515,8 +539,8 @@ def _pure(fn: Callable[[float], Any]) -> Callable[[float], Any]:
         raise CheckFailed("prediction: write my_prediction as a plain function of `clipped` (def my_prediction"
                           "(clipped): ..., no default values, nothing from around it) that returns your number")
     if _imports(fn.__code__):
-        raise CheckFailed("prediction: my_prediction may not import anything (np and math are there); predict from "
-                          "the share clipped")
+        raise CheckFailed("prediction: my_prediction may not import anything: use np and math as they are (the "
+                          "check provides both); predict from the share clipped")
     other = sorted(_names_used(fn.__code__) - _allowed_names())
     if other:
         raise CheckFailed(f"prediction: my_prediction may use only its argument, numbers, math, NumPy's arithmetic "
