@@ -653,3 +653,27 @@ def test_cheat_measuring_instead_of_predicting_is_refused():
         teach.check_reshape_view(measure_reshape)
     with pytest.raises(core.CheckFailed, match="numpy.zeros"):
         teach.check_stays_view(measure_transpose)
+
+
+def test_view_or_copy_forms_decide_without_the_shape():
+    """Lab 1's exercise 2 says the string decides every answer the check asks for, and names two forms it
+    leaves out because their answer depends on x's shape: both claims, on every batch shape the check draws."""
+    import itertools
+
+    import numpy as np
+
+    shapes = list(itertools.product(range(2, 5), range(3, 5), range(4, 9), range(4, 9)))   # tensors._batch's
+    batches = [np.zeros(s, np.float32) for s in shapes]
+
+    def answers(op):
+        return {bool(np.shares_memory(x, eval(op, {"np": np, "x": x}))) for x in batches}
+
+    for seed in range(12):
+        for op in teach.tensors._view_or_copy_ops(np.random.default_rng(seed)):
+            assert len(answers(op)) == 1, op
+    for op in ("x[..., ::1, ::2].reshape(len(x), -1)", "x.transpose(3, 0, 1, 2).reshape(len(x), -1)"):
+        assert answers(op) == {True, False}, op
+    for x in batches:   # a view exactly when the width is even; exactly when the width is the batch size
+        n, _, _, w = x.shape
+        assert np.shares_memory(x, x[..., ::1, ::2].reshape(len(x), -1)) == (w % 2 == 0), x.shape
+        assert np.shares_memory(x, x.transpose(3, 0, 1, 2).reshape(len(x), -1)) == (w == n), x.shape
