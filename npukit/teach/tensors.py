@@ -130,7 +130,7 @@ def _view_or_copy_ops(rng: np.random.Generator) -> list[str]:
     For four forms the answer depends on the numbers drawn (the identity transpose, a step of 1, astype
     to x's own dtype), so knowing each form's answer once is not enough either. Two draws are limited, as
     the lab says, so that the string always decides: a transpose before a reshape keeps axis 0 first, and a
-    crop before a reshape has one step on both axes. Outside these, the answer depends on x's shape
+    crop before a reshape has the same step on both axes. Outside these, the answer depends on x's shape
     (``x[..., ::1, ::2].reshape(len(x), -1)`` is a view for an even width,
     ``x.transpose(3, 0, 1, 2).reshape(len(x), -1)`` when the width is the batch size).
     """
