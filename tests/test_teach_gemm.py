@@ -405,6 +405,29 @@ def test_cheat_a_prediction_that_reads_the_measurement_cells_rounds():
         del pair_here
 
 
+def test_cheat_a_prediction_that_carries_the_measurement():
+    """A partial, a closure or a default made after the measurement carries it past the hiding of globals."""
+    import functools
+
+    measured = 2.1e-3
+    for fn in (functools.partial(lambda m: m, measured), (lambda m: (lambda: m))(measured),
+               lambda m=measured: m):
+        with pytest.raises(AssertionError, match="carries the measurement"):
+            teach.check_time_prediction(fn, measured, n=100, tile=(8, 8, 8), t_step=1e-6, step_n=64)
+
+
+def test_a_typo_is_not_called_reading_the_measurement():
+    global measured_there
+    measured_there = 2.1e-3
+    try:
+        with pytest.raises(AssertionError) as info:
+            teach.check_time_prediction(lambda: 13**3 * tstep, measured_there, n=100, tile=(8, 8, 8),   # noqa: F821
+                                        t_step=1e-6, step_n=64)
+        assert "reads the measurement" not in str(info.value) and "tstep" in str(info.value)
+    finally:
+        del measured_there
+
+
 def test_time_prediction_survives_a_busy_t_step_cell():
     """CI once measured t_step 1.6× slow (a busy moment) and failed a right prediction; in relative units it passes."""
     busy_t_step = 1.6 * 2.4e-6                       # what the lab's t_step cell read while the machine was busy

@@ -136,18 +136,21 @@ def test_a_class_in_nbgrader_folders(tmp_path, capsys):
         _log(root / student / "lab01" / timelog.LOG_NAME,
              [(0, "start", "", ""), (300, "cell", "", ""), (600, "check", "check_strides", "passed"), *cells,
               (end, "check", "check_my_batch", "passed" if i < 2 else "failed")])
-    _log(root / "dave" / "02_layouts" / timelog.LOG_NAME, [(0, "start", "", ""), (300, "cell", "", "")])
+    _log(root / "dave" / "lab02" / timelog.LOG_NAME, [(0, "start", "", ""), (300, "cell", "", "")])
+    (root / "dave" / "lab02" / "02_layouts.ipynb").write_text("{}")   # no check run: the notebook beside it
     result = timelog.summary(timelog.find_logs([root]), grade.checks_by_lab())
-    assert {r["lab"] for r in result["rows"]} == {"01_tensors", "02_layouts"}   # by checks; dave by his folder
+    assert {r["lab"] for r in result["rows"]} == {"01_tensors", "02_layouts"}   # by checks; dave by his notebook
     lab1 = result["labs"]["01_tensors"]
     assert lab1["logs"] == 3 and lab1["active"]["median"] == 40.0
     assert (lab1["active"]["q1"], lab1["active"]["q3"], lab1["active"]["max"]) == (35.0, 45.0, 50.0)
     assert lab1["exercises"]["check_strides"] == {"passed": 3, "median": 10.0}
     assert lab1["exercises"]["check_my_batch"] == {"passed": 2, "median": 35.0}
+    assert lab1["finished"]["logs"] == 0          # nobody passed every check of lab 1 here
     assert result["labs"]["02_layouts"]["active"]["median"] == 5.0
     assert cli.main(["minutes", str(root)]) == 0
     text = capsys.readouterr().out
     assert "01_tensors        3    40.0" in text and "check_my_batch: passed by 2 of 3" in text
+    assert "02_layouts        1     5.0            —" in text     # no middle half from one log
     empty = tmp_path / "empty"
     empty.mkdir()
     assert cli.main(["minutes", str(empty)]) == 1
@@ -157,3 +160,48 @@ def test_find_logs_refuses_a_missing_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="paths"):
         timelog.find_logs([tmp_path / "nowhere"])
     assert timelog.find_logs([tmp_path]) == []
+
+
+def test_one_folder_for_every_lab_gives_a_row_per_lab(tmp_path):
+    """make lab opens every lab in labs/: one log, cut into kernels at their start lines."""
+    log = tmp_path / timelog.LOG_NAME
+    _log(log, [(0, "start", "", ""), (600, "check", "check_strides", "passed"),          # lab 1: 10 min
+               (700, "start", "", ""), (1000, "check", "check_stays_view", "passed"),    # lab 2: 5 min
+               (1060, "start", "", ""), (1180, "check", "check_aligned_empty", "failed")])  # lab 1 again: 2
+    result = timelog.summary([log], grade.checks_by_lab())
+    rows = {r["lab"]: r for r in result["rows"]}
+    assert set(rows) == {"01_tensors", "02_layouts"}
+    assert rows["01_tensors"]["active"] == 12.0 and rows["02_layouts"]["active"] == 5.0
+    assert rows["01_tensors"]["failed_before"] == {"check_aligned_empty": 1}
+
+
+def test_importing_alone_writes_nothing_and_a_bad_path_never_breaks_a_check(tmp_path):
+    """The grader and the minutes command import npukit.teach; a log that cannot be written only warns."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPUKIT_")}
+    env[timelog.TIME_LOG_ENV] = timelog.LOG_NAME
+    code = "import npukit.teach"
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, check=True, timeout=120)
+    assert not (tmp_path / timelog.LOG_NAME).exists()
+    env[timelog.TIME_LOG_ENV] = str(tmp_path / "no-such-folder" / "log.jsonl")
+    code = ("from npukit import teach\n" + RIGHT + "teach.check_strides(strides_by_hand)\n"
+            "teach.check_strides(strides_by_hand)\n")
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.count("✓ strides") == 2, done.stdout + done.stderr
+
+
+def test_an_interrupted_check_is_not_a_failure(tmp_path, monkeypatch):
+    from npukit.teach import core
+
+    log = tmp_path / timelog.LOG_NAME
+    monkeypatch.setitem(timelog._state, "path", log)     # the log's state is a dict: the seal allows it
+    monkeypatch.setitem(timelog._state, "since", None)
+
+    def check_slowly(fn):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        core._recorded(check_slowly)(None)
+    assert [(e["check"], e["status"]) for e in timelog.read_log(log)] == [("check_slowly", "interrupted")]

@@ -664,6 +664,9 @@ def _recorded(check_fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:
             entry["message"] = _first_line(exc, f"{type(exc).__name__}: ")
             raise
+        except KeyboardInterrupt:   # the learner stopped it: no outcome, and not a wrong attempt
+            entry.update(status="interrupted", message="interrupted")
+            raise
         else:
             entry["status"] = "passed"
             return result

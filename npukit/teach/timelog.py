@@ -6,13 +6,16 @@ student to note down:
 
 * **The log.** With ``NPUKIT_TIME_LOG`` naming a file when ``npukit.teach``
   is imported, every cell the kernel runs and every check appends one JSON
-  line to that file: the time, and for a check its name and outcome. Nothing
-  else is written: no code, no answer, no output, no name. A relative path is
+  line to that file: the time (date and time of day), for a cell whether it
+  raised, and for a check its name and outcome. The import's own ``start``
+  line is written with the first of these, so a command that only imports
+  ``npukit.teach`` writes nothing. Nothing else is written: no code, no
+  answer, no output, no name. A relative path is
   taken from the kernel's working folder, which in Jupyter is the notebook's,
   so under nbgrader each lab's file lands in the lab's folder and is
   collected with the notebook. Unset (the default), nothing is written.
 * **The minutes.** :func:`minutes` adds up the gaps between consecutive
-  events. A gap longer than ``idle`` minutes is a break and counts as
+  events, leaving out the gap before each kernel's ``start``. A gap longer than ``idle`` minutes is a break and counts as
   nothing, so a lab left open overnight does not count as a night's work,
   and neither does reading longer than ``idle`` without running a cell:
   the result is time at the notebook, which undercounts such reading.
@@ -53,22 +56,31 @@ LOG_NAME = "npukit-time.jsonl"
 #: A gap between two events longer than this many minutes is a break.
 IDLE_MINUTES = 15.0
 
-# The log's path, in a dict: the seal (npukit.teach.guard) refuses checks once a module-level
-# name of npukit.teach is rebound, and the path is set after the seal.
-_state: dict[str, pathlib.Path | None] = {"path": None}
+# The log's state, in a dict: the seal (npukit.teach.guard) refuses checks once a module-level
+# name of npukit.teach is rebound, and the path is set after the seal. The "start" line waits
+# for the first cell or check, so a command that only imports npukit.teach (the grader, the
+# minutes command) writes nothing.
+_state: dict[str, Any] = {"path": None, "since": None}
 
 
 def _write(event: dict[str, Any]) -> None:
     path = _state["path"]
     if path is None:
         return
-    event = {"t": round(time.time(), 3), **event}
+    lines = [{"t": round(time.time(), 3), **event}]
+    if _state["since"] is not None:
+        lines.insert(0, {"t": _state["since"], "event": "start"})
     try:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(event, sort_keys=True) + "\n")
-    except OSError as exc:   # a read-only folder: say so once, then log nothing
-        warnings.warn(f"{TIME_LOG_ENV}: cannot write {path} ({exc}); time on task is not logged", stacklevel=2)
+            f.write("".join(json.dumps(e, sort_keys=True) + "\n" for e in lines))
+    except OSError as exc:   # a read-only folder or a full disk: say so once, then log nothing
         _state["path"] = None
+        try:
+            warnings.warn(f"{TIME_LOG_ENV}: cannot write {path} ({exc}); time on task is not logged", stacklevel=2)
+        except Exception:    # warnings turned into errors: the log must never break a lab
+            pass
+        return
+    _state["since"] = None
 
 
 def _after_cell(result: Any) -> None:
@@ -81,7 +93,7 @@ def start() -> None:
     if not name or _state["path"] is not None:
         return
     _state["path"] = pathlib.Path(name).expanduser().absolute()
-    _write({"event": "start"})
+    _state["since"] = round(time.time(), 3)
     try:
         from IPython import get_ipython
     except ImportError:
@@ -130,7 +142,9 @@ def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dic
     Returns
     -------
     dict
-        ``active``: minutes of gaps no longer than ``idle``; ``span``: minutes
+        ``active``: minutes of gaps no longer than ``idle``, leaving out the
+        gap before each ``start`` line (a kernel started again, or a session
+        of another lab in the same log); ``span``: minutes
         from the first event to the last; ``breaks``: how many gaps were longer;
         ``passed``: for each check that passed, the active minutes from the
         first event to its first pass; ``failed_before``: for each check, how
@@ -148,7 +162,7 @@ def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dic
     events = sorted(events, key=lambda e: _time(e))
     active, breaks, passed, failed = 0.0, 0, {}, {}
     for i, e in enumerate(events):
-        if i:
+        if i and e.get("event") != "start":   # a new kernel's first line: the gap before it is not counted
             gap = (_time(e) - _time(events[i - 1])) / 60
             if gap > idle:
                 breaks += 1
@@ -198,6 +212,15 @@ def _quantiles(values: list[float]) -> dict[str, float]:
     return dict(zip(("min", "q1", "median", "q3", "max"), (round(float(v), 1) for v in q)))
 
 
+def _sessions(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    out: list[list[dict[str, Any]]] = []
+    for e in events:
+        if e.get("event") == "start" or not out:
+            out.append([])
+        out[-1].append(e)
+    return out
+
+
 def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterable[str]], *,
             idle: float = IDLE_MINUTES) -> dict[str, Any]:
     """A class's minutes per lab, from the students' log files.
@@ -207,19 +230,25 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
     logs : iterable of path
         Log files, one per student and lab (:func:`find_logs`).
     checks_by_lab : dict
-        Each lab's checker names (``{"01_tensors": ["check_strides", ...]}``):
-        a log belongs to the lab whose checks it ran; a log that ran none
-        belongs to the lab its folder is named after, else to ``"?"``.
+        Each lab's checker names (``{"01_tensors": ["check_strides", ...]}``).
+        A log is cut into sessions at its ``start`` lines (one per kernel);
+        a session belongs to the lab whose checks it ran, one that ran none
+        to the lab whose notebook (``01_tensors.ipynb``) is the only lab beside
+        the log, else to ``"?"``. A log with sessions of two labs (all labs in
+        one folder) gives one row per lab.
     idle : float
         Passed to :func:`minutes`.
 
     Returns
     -------
     dict
-        ``rows``: one dict per log (``log``, ``lab``, and :func:`minutes`'s
-        keys); ``labs``: per lab, ``logs``, ``active`` (min, q1, median, q3,
-        max, in minutes) and ``exercises``: per check, how many logs passed it
-        and the median minutes from the first event to its first pass.
+        ``rows``: one dict per log and lab (``log``, ``lab``, and
+        :func:`minutes`'s keys); ``labs``: per lab, ``logs``, ``active`` (min,
+        q1, median, q3, max, in minutes, interpolated between logs as
+        ``numpy.percentile`` does), ``finished`` (the same over the logs that
+        passed every check of the lab) and ``exercises``: per check, how many
+        logs passed it and the median minutes from the first event to its first
+        pass.
     """
     if not isinstance(checks_by_lab, dict):
         raise TypeError(f"checks_by_lab must be a dict of lab name to checker names, got "
@@ -229,14 +258,13 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
     rows = []
     for path in (_check.path(q, "logs") for q in _check.sequence(list(logs) if not isinstance(logs, (str, bytes))
                                                                    else logs, "logs")):
-        events = read_log(path)
-        labs = {owner[e["check"]] for e in events if e.get("event") == "check" and e.get("check") in owner}
-        if len(labs) == 1:
-            lab = labs.pop()
-        else:
-            named = [lab for lab in checks_by_lab if lab in str(path.parent)]
-            lab = named[0] if len(named) == 1 and not labs else "?"
-        rows.append({"log": str(path), "lab": lab, **minutes(events, idle)})
+        beside = [lab for lab in checks_by_lab if (path.parent / f"{lab}.ipynb").exists()]
+        by_lab: dict[str, list[dict[str, Any]]] = {}
+        for session in _sessions(read_log(path)):
+            labs = {owner[e["check"]] for e in session if e.get("event") == "check" and e.get("check") in owner}
+            lab = labs.pop() if len(labs) == 1 else (beside[0] if len(beside) == 1 and not labs else "?")
+            by_lab.setdefault(lab, []).extend(session)
+        rows += [{"log": str(path), "lab": lab, **minutes(events, idle)} for lab, events in by_lab.items()]
     out: dict[str, Any] = {}
     for lab in sorted({r["lab"] for r in rows}):
         mine = [r for r in rows if r["lab"] == lab]
@@ -245,7 +273,10 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
             times = [r["passed"][check] for r in mine if check in r["passed"]]
             exercises[check] = {"passed": len(times),
                                 "median": _quantiles(times)["median"] if times else None}
-        out[lab] = {"logs": len(mine), "active": _quantiles([r["active"] for r in mine]), "exercises": exercises}
+        checks = set(checks_by_lab.get(lab, ()))
+        done = [r["active"] for r in mine if checks and checks <= set(r["passed"])]
+        out[lab] = {"logs": len(mine), "active": _quantiles([r["active"] for r in mine]), "exercises": exercises,
+                    "finished": {"logs": len(done), "active": _quantiles(done) if done else None}}
     return {"rows": rows, "labs": out, "idle": idle}
 
 
@@ -253,11 +284,17 @@ def report(result: dict[str, Any]) -> str:
     """:func:`summary`'s result as text: one line per lab, then each lab's exercises."""
     if not isinstance(result, dict) or not {"labs", "idle"} <= set(result):
         raise TypeError("result must be the dict summary() returns (with 'labs' and 'idle')")
-    lines = [f"minutes at the notebook (a gap over {result['idle']:g} min is a break and counts as nothing)",
-             f"{'lab':<14} {'logs':>4} {'median':>7} {'middle half':>12} {'longest':>8}"]
+    lines = [f"minutes at the notebook (a gap over {result['idle']:g} min is a break and counts as nothing; "
+             "'finished': the logs that passed every check; a middle half needs 4 logs)",
+             f"{'lab':<14} {'logs':>4} {'median':>7} {'middle half':>12} {'longest':>8}   finished: logs, median"]
+
+    def half(a: dict[str, float], n: int) -> str:
+        return f"{a['q1']:>5.1f}–{a['q3']:<6.1f}" if n >= 4 else f"{'—':>12}"
+
     for lab, s in result["labs"].items():
-        a = s["active"]
-        lines.append(f"{lab:<14} {s['logs']:>4} {a['median']:>7.1f} {a['q1']:>5.1f}–{a['q3']:<6.1f} {a['max']:>8.1f}")
+        a, f = s["active"], s["finished"]
+        done = f"{f['logs']}, {f['active']['median']:.1f}" if f["logs"] else "0"
+        lines.append(f"{lab:<14} {s['logs']:>4} {a['median']:>7.1f} {half(a, s['logs'])} {a['max']:>8.1f}   {done}")
     for lab, s in result["labs"].items():
         for check, e in s["exercises"].items():
             at = "—" if e["median"] is None else f"{e['median']:.1f}"
