@@ -103,7 +103,7 @@ def _under_load(name, reference, wrong, capsys, wrong_tries=WRONG_TRIES):
 
 
 def test_lab2_conversion_prediction_under_load(capsys):
-    gray = measure_conversion((16, 1, 28, 28), "NCHW", "NHWC")
+    gray = measure_conversion((64, 1, 56, 56), "NCHW", "NHWC")
     check = teach.check_conversion_prediction
     _under_load("lab 2, conversion", lambda: check(1.0, gray),       # only a length-1 axis moves: a copy
                 {"free as a view (0.1)": lambda: check(0.1, gray), "half a copy (0.5)": lambda: check(0.5, gray),
