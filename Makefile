@@ -140,7 +140,7 @@ chapters: $(STAMP)
 # unfinished exercises failing, the grader scores real submissions, the checkers' notebook tests.
 # (tests/test_nbgrader.py skips here: nbgrader-check runs it with nbgrader installed.)
 student-test: $(STAMP)
-	$(PYTEST) -q $(XDIST) tests -m slow
+	$(PYTEST) -q $(XDIST) --dist loadfile tests -m slow   # by file: a module fixture (test_grade's grading run, 60-70 s) runs once
 
 # ---- nbgrader round trip (issue 14) ---------------------------------------------
 # nbgrader 0.9 pins Jupyter server packages, so it lives in a virtual environment
