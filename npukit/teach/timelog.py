@@ -45,6 +45,8 @@ import time
 import warnings
 from typing import Any, Iterable
 
+import numpy as np
+
 from .. import _check
 
 __all__ = ["TIME_LOG_ENV", "IDLE_MINUTES", "LOG_NAME", "read_log", "minutes", "find_logs", "summary", "report"]
@@ -122,11 +124,11 @@ def read_log(path: str | pathlib.Path) -> list[dict[str, Any]]:
     for line in _check.path(path, "path").read_text(encoding="utf-8").splitlines():
         try:
             e = json.loads(line)
-        except ValueError:
+            _time(e)
+        except ValueError:   # not JSON, or not an event with a time
             continue
-        if isinstance(e, dict) and isinstance(e.get("t"), (int, float)) and math.isfinite(e["t"]):
-            events.append(e)
-    return sorted(events, key=lambda e: e["t"])
+        events.append(e)
+    return sorted(events, key=_time)
 
 
 def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dict[str, Any]:
@@ -157,9 +159,7 @@ def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dic
         If ``idle`` is not positive, or an event has no time ``t``.
     """
     idle = _check.positive(idle, "idle")
-    if isinstance(events, (str, bytes, dict)) or not hasattr(events, "__iter__"):
-        raise TypeError(f"events must be an iterable of event dicts, got {type(events).__name__}")
-    events = sorted(events, key=lambda e: _time(e))
+    events = sorted(_iterable(events, "events", "event dicts"), key=_time)
     active, breaks, passed, failed = 0.0, 0, {}, {}
     for i, e in enumerate(events):
         if i and e.get("event") != "start":   # a new kernel's first line: the gap before it is not counted
@@ -176,6 +176,12 @@ def minutes(events: Iterable[dict[str, Any]], idle: float = IDLE_MINUTES) -> dic
     span = (_time(events[-1]) - _time(events[0])) / 60 if events else 0.0
     return {"active": round(active, 1), "span": round(span, 1), "breaks": breaks, "passed": passed,
             "failed_before": failed, "cells": sum(e.get("event") == "cell" for e in events)}
+
+
+def _iterable(x: Any, name: str, of: str) -> list:
+    if isinstance(x, (str, bytes, dict)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{name} must be an iterable of {of}, got {type(x).__name__}")
+    return list(x)
 
 
 def _time(e: dict[str, Any]) -> float:
@@ -206,8 +212,6 @@ def find_logs(paths: Iterable[str | pathlib.Path], name: str = LOG_NAME) -> list
 
 
 def _quantiles(values: list[float]) -> dict[str, float]:
-    import numpy as np
-
     q = np.percentile(values, [0, 25, 50, 75, 100])
     return dict(zip(("min", "q1", "median", "q3", "max"), (round(float(v), 1) for v in q)))
 
@@ -256,8 +260,7 @@ def summary(logs: Iterable[str | pathlib.Path], checks_by_lab: dict[str, Iterabl
     idle = _check.positive(idle, "idle")
     owner = {c: lab for lab, checks in checks_by_lab.items() for c in checks}
     rows = []
-    for path in (_check.path(q, "logs") for q in _check.sequence(list(logs) if not isinstance(logs, (str, bytes))
-                                                                   else logs, "logs")):
+    for path in (_check.path(q, "logs") for q in _iterable(logs, "logs", "paths")):
         beside = [lab for lab in checks_by_lab if (path.parent / f"{lab}.ipynb").exists()]
         by_lab: dict[str, list[dict[str, Any]]] = {}
         for session in _sessions(read_log(path)):
