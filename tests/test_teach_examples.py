@@ -4,7 +4,10 @@ Each was once the Examples section of a checker's docstring: a right answer and 
 prints. They run here as doctests, in the checker module's namespace, so they still prove that a right
 answer passes; the docstrings now show a typical mistake failing.
 
-The timing checks' examples time for real, as the checks do (each under two seconds). Lab 8's variant check,
+The timing checks' examples time for real, as the checks do (each under two seconds). A "too noisy, re-run"
+(:class:`npukit.teach.retime.TooNoisy`) is what a learner meets on a busy machine: the example is run again,
+as the learner would, at most twice (the load test's rule, tests/test_timing_checks.py); a right answer
+refused, or still too noisy after that, fails. Lab 8's variant check,
 which compiles and times four networks, has no entry here: its reference answer passes on fake rounds in
 tests/test_capstone.py and on real ones, under load, in tests/test_timing_checks.py.
 """
@@ -15,6 +18,8 @@ import doctest
 import importlib
 
 import pytest
+
+from test_timing_checks import RERUNS
 
 PASSING = {
     'capstone.check_export_folded': ">>> from npukit import rewrites\n>>> check_export_folded(lambda net: rewrites.fold_batchnorm(net.to_onnx()))\n✓ export and fold: 4 fresh CameraNets, folded, with fixed shapes, and their logits equal the NumPy network's.\n",
@@ -50,9 +55,14 @@ PASSING = {
 def test_a_right_answer_passes(name):
     module, function = name.split(".")
     namespace = dict(vars(importlib.import_module(f"npukit.teach.{module}")))
-    test = doctest.DocTestParser().get_doctest(PASSING[name], namespace, name, f"{module}.py", 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
+    for attempt in range(1 + RERUNS):
+        test = doctest.DocTestParser().get_doctest(PASSING[name], dict(namespace), name, f"{module}.py", 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        report: list[str] = []
+        runner.run(test, out=report.append)
+        if runner.failures == 0 or "npukit.teach.retime.TooNoisy:" not in "".join(report):
+            break
+    print("".join(report))
     assert runner.failures == 0 and "✓" in PASSING[name], f"{name}: its right answer did not pass"
 
 
