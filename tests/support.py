@@ -56,8 +56,10 @@ class FakeRounds:
     ``FakeRounds({"copy": 1e-3, "ReLU": 1.5e-3})`` has ``.fns`` (each name → a function whose call adds its
     duration × a seeded lognormal noise of ``sigma`` to the clock) and ``.clock``; a check that times them
     measures those ratios. ``bursts[name]``, if given, multiplies that function's successive calls by its
-    factors in turn (``(0.5, 1, 2)``: rounds as far apart as a busy machine makes them, centred on the
-    ratio; give durations of 10 ms or more, so that a check makes one call a round). ``on_call[name]``, if given, is called with the fake start and end of each call (a stand-in that
+    factors in turn (``(0.5, 2)``: rounds split into two camps a factor 4 apart, which no number of rounds
+    settles, so a check that measures more rounds still cannot tell; ``(0.5, 1, 2)`` settles on its middle
+    value once enough rounds are judged together; give durations of 10 ms or more, so that a check makes
+    one call a round). ``on_call[name]``, if given, is called with the fake start and end of each call (a stand-in that
     records what a real one would, such as a pipeline's jobs).
     """
 

@@ -584,7 +584,7 @@ def test_the_ratio_is_timed_again_not_read_from_the_loops(loop, capsys):
 def test_variant_rounds_too_noisy_ask_for_a_rerun(loop, wide_loop):
     from npukit.teach.retime import TooNoisy
 
-    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.66), (0.5, 1, 2))):
+    with swapped(teach_capstone, "_timed_variants", _variants(_like_this_machine(1.66), (0.5, 2))):
         with pytest.raises(TooNoisy, match="too noisy to judge"):
             teach.check_variant_prediction(_affine, wide_loop, loop)
 

@@ -445,7 +445,7 @@ def test_time_prediction_survives_a_busy_t_step_cell():
 
 
 def test_time_prediction_too_noisy_rounds_ask_for_a_rerun():
-    with swapped(teach.gemm, "_products", _products(125 / 216, (0.5, 1, 2))):
+    with swapped(teach.gemm, "_products", _products(125 / 216, (0.5, 0.5, 2, 2))):
         with pytest.raises(TooNoisy, match="too noisy to judge"):
             teach.check_time_prediction(lambda: 125 * 2e-6, 1e-3, n=72, tile=(16, 16, 16), t_step=2e-6, step_n=96)
 

@@ -186,7 +186,7 @@ def test_relu_check_arguments(relu_rounds):
 def test_relu_rounds_too_noisy_ask_for_a_rerun():
     from npukit.teach.retime import TooNoisy
 
-    with swapped(teach.roofline, "_kernels", _kernels(1.5, (0.5, 1, 2))):
+    with swapped(teach.roofline, "_kernels", _kernels(1.5, (0.5, 2))):
         with pytest.raises(TooNoisy, match="too noisy to judge"):
             teach.check_relu_prediction(2.0, 2.0, **KW)
         with pytest.raises(CheckFailed, match="flat roof"):        # beyond every ratio the rounds allow

@@ -89,7 +89,7 @@ def test_conversion_prediction_is_graded_against_the_rounds_not_the_lab_s_record
 
 
 def test_conversion_rounds_too_noisy_to_tell_ask_for_a_rerun():
-    with swapped(predict, "_conversion_rounds", _rounds(1.2, {"conversion": (0.5, 1, 2)})):   # a factor of 4 apart
+    with swapped(predict, "_conversion_rounds", _rounds(1.2, {"conversion": (0.5, 2)})):   # a factor of 4 apart
         with pytest.raises(TooNoisy, match="too noisy to judge"):
             predict.check_conversion_prediction(1.0, conv())
         with pytest.raises(CheckFailed, match="more than 50% apart"):     # beyond any ratio the rounds allow

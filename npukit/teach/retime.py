@@ -26,8 +26,9 @@ would depend on what else the machine was doing then: issue 19 saw the instructo
   measured interval's relative half-width, never below ``floor`` (the model error a right
   prediction has) and never above ``ceiling`` (chosen below the factor by which the lab's typical
   wrong answers miss). When the rounds spread more than ``ceiling``, a right prediction cannot be
-  told from a wrong one: the check measures again (``attempts`` measurements in all) and, if it
-  still cannot tell, raises :class:`TooNoisy`, which asks for a re-run instead of failing a right
+  told from a wrong one: the check measures ``rounds`` more and judges all its rounds together
+  (``attempts`` measurements in all; the interval of twice the rounds is about 1/√2 as wide) and,
+  if it still cannot tell, raises :class:`TooNoisy`, which asks for a re-run instead of failing a right
   answer or passing a wrong one. A prediction outside every ratio the rounds allow fails at once.
 
 No learner's code runs while the check times: a check calls the learner's function before the
@@ -79,8 +80,10 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
 
     Returns the comparison and one :class:`~npukit.measure.Judgement` per prediction once no judgement
     is ``"rerun"`` or one is ``"fail"`` (a prediction outside every ratio the rounds allow fails
-    however noisy they were). Raises :class:`TooNoisy` when ``attempts`` measurements, each with a
-    fresh order of the rounds, still leave a judgement at ``"rerun"``.
+    however noisy they were). While a judgement is ``"rerun"``, ``rounds`` more rounds are timed
+    (in a fresh order, as warm and with as many calls per round as before) and every judgement is
+    made again on all the rounds so far; :class:`TooNoisy` is raised when ``attempts`` such blocks
+    together still leave a judgement at ``"rerun"``.
 
     ``reference`` maps a name to the ratio the check's own model predicts (the lesson's answer). A
     prediction within ``floor`` of it passes even where the rounds measured something else: the
@@ -103,8 +106,16 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
     (1.5, 'fail')
     """
     judgements: dict[str, measure.Judgement] = {}
+    pooled: dict[str, list[float]] = {}
     for attempt in range(attempts):
-        comparison = measure.compare(fns, rounds=rounds, clock=clock, seed=attempt, **options)
+        block = measure.compare(fns, rounds=rounds, clock=clock, seed=attempt, **options)
+        for k, v in block.times.items():
+            pooled.setdefault(k, []).extend(v)
+        comparison = block if attempt == 0 else measure.Comparison.from_times(
+            pooled, baseline=block.baseline, number=block.number, threshold=block.threshold,
+            confidence=block.confidence, seed=attempt)
+        # the next block's rounds add to these: as warm, and as many calls per round, as the rounds before it
+        options = {**options, "warmup": 0, "number": block.number}
         wanted = predictions(comparison) if callable(predictions) else predictions
         judgements = {k: measure.judge(p, comparison.verdict(k), floor=floor, ceiling=ceiling)
                       for k, p in wanted.items()}
@@ -121,4 +132,5 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
     kind = "wall time" if clock is WALL_TIME else "CPU time"
     noisy = next(j for j in judgements.values() if j.outcome == "rerun")
     raise TooNoisy(f"{name}: {noisy.message}. (The check measured {attempts} times, in interleaved rounds of {kind}, "
-                   "and each time the rounds spread too much to grade your prediction either way.)")
+                   f"and even all {noisy.verdict.rounds} rounds together spread too much to grade your prediction "
+                   "either way.)")
