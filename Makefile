@@ -162,7 +162,7 @@ $(NBGSTAMP):
 	@touch $(NBGSTAMP)
 
 nbgrader-check: $(STAMP) $(NBGSTAMP)
-	NBGRADER_VENV=$(CURDIR)/$(NBGVENV) $(PYTEST) -q tests/test_nbgrader.py -m slow
+	NBGRADER_VENV=$(CURDIR)/$(NBGVENV) $(PYTEST) -q $(XDIST) tests/test_nbgrader.py -m slow
 
 # ---- question bank: the GIFT export read back by an independent parser --------------
 # gift-pegjs (npm, MIT) is a PEG grammar of Moodle's GIFT format; it is installed
