@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit unit-and-setup load-test labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check labs-busy labs-quiet
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit load-test labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check labs-busy labs-quiet
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
@@ -89,7 +89,7 @@ translation-status: $(STAMP)
 # ---- tests ------------------------------------------------------------------
 # Each stage's wall time is printed after it and again at the end (the budgets: make test <= 15 min, and
 # the book stage, both editions, is the part a reader's `make book` runs).
-TEST_STAGES := unit-and-setup scalesim-check load-test labs student-test nbgrader-check bank-check book book-check browser-check
+TEST_STAGES := unit scalesim-check load-test labs student-test nbgrader-check bank-check book book-check browser-check
 test: $(STAMP)
 	@set -e; start=$$(date +%s); times=""; \
 	for stage in $(TEST_STAGES); do \
@@ -104,12 +104,6 @@ test: $(STAMP)
 XDIST := -n 2
 unit: $(STAMP)
 	$(PYTEST) -q $(XDIST) --doctest-modules npukit tests -m "not slow and not book and not load"
-
-# make test's first stage: the unit tests, while SCALE-Sim's and nbgrader's environments install beside them
-# (each once, about 30 s and 80 s of mostly network and disk from a fresh clone, which the tests' CPU does not
-# wait for). Each environment is complete before the stage that uses it starts.
-unit-and-setup: $(STAMP)
-	$(MAKE) --no-print-directory -j3 unit $(SSSTAMP) $(NBGSTAMP)
 
 # Every timing check with its reference answer (10 tries) and its typical wrong answers, while two busy
 # processes (tests/busy.py) compete for the cores; prints a line per check with its reruns. Its cost is wall
