@@ -15,7 +15,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 export OPENBLAS_NUM_THREADS ?= 2
 # plotly's kernels output JSON; the book renders it with npukit's mime renderer.
 
-.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit load-test labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check labs-busy labs-quiet
+.PHONY: help setup book book-zh gettext translation-status book-nocheck book-check test unit loaded load-test labs chapters student-test browser-check lab student bench labs-run chapter clean weights scalesim-check scalesim-reference nbgrader-check metadata grade bank bank-check headless-check grade-check labs-busy labs-quiet
 
 help:
 	@echo "make book    - set up .venv and build the HTML book strictly (every page executed), English and Chinese"
@@ -89,7 +89,7 @@ translation-status: $(STAMP)
 # ---- tests ------------------------------------------------------------------
 # Each stage's wall time is printed after it and again at the end (the budgets: make test <= 15 min, and
 # the book stage, both editions, is the part a reader's `make book` runs).
-TEST_STAGES := unit scalesim-check load-test labs student-test nbgrader-check bank-check book book-check browser-check
+TEST_STAGES := unit loaded student-test nbgrader-check bank-check book book-check browser-check
 test: $(STAMP)
 	@set -e; start=$$(date +%s); times=""; \
 	for stage in $(TEST_STAGES); do \
@@ -106,12 +106,13 @@ unit: $(STAMP)
 	$(PYTEST) -q $(XDIST) --doctest-modules npukit tests -m "not slow and not book and not load"
 
 # Every timing check with its reference answer (10 tries) and its typical wrong answers, while two busy
-# processes (tests/busy.py) compete for the cores; prints a line per check with its reruns. Its cost is wall
-# time waiting for the cores: about 30 s of CPU time in the test's process; 2.3 min with only its own two busy
+# processes (tests/busy.py) compete for the cores; prints a line per check with its reruns. Then the timing
+# checks' passing examples (tests/test_teach_examples.py, a few seconds, on the machine as it is). Its cost is wall
+# time waiting for the cores: about 30 s of CPU time in the test's process; about 50 s with only its own two busy
 # processes running (load average about 3), 3.5-5.5 min measured on this
 # project's shared 2-core machine at a load average of 10-20 (see tests/test_timing_checks.py).
 load-test: $(STAMP)
-	$(PYTEST) -q -s tests/test_timing_checks.py -m load
+	$(PYTEST) -q -s tests/test_timing_checks.py tests/test_teach_examples.py -m load
 
 # The built book quotes each shared quantity with one value (tables and prose; reads _build, < 1 s).
 book-check: $(STAMP)
@@ -127,7 +128,14 @@ labs: $(STAMP)
 labs-quiet: $(STAMP)
 	$(PYTEST) -q $(NBVAL) labs
 
-# The former name of the loaded run.
+# make test's second stage: the load test, the labs and SCALE-Sim at once. The labs run beside the load
+# test's two busy processes and checks and SCALE-Sim's numba compiles, as on a busy shared hub (alone,
+# `make labs` brings busy processes of its own), and the load test holds its checks under that extra
+# load too: about 85 s on 2 cores, against 36 + 51 + 55 s one after the other.
+loaded: $(STAMP)
+	$(MAKE) --no-print-directory -j3 load-test labs-quiet scalesim-check
+
+# The former name of `make labs`.
 labs-busy: labs
 
 # Every chapter executed as a notebook, outside the book (not in make test: make book

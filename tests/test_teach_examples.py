@@ -4,10 +4,11 @@ Each was once the Examples section of a checker's docstring: a right answer and 
 prints. They run here as doctests, in the checker module's namespace, so they still prove that a right
 answer passes; the docstrings now show a typical mistake failing.
 
-The timing checks' examples time for real, as the checks do (each under two seconds). A "too noisy, re-run"
-(:class:`npukit.teach.retime.TooNoisy`) is what a learner meets on a busy machine: the example is run again,
-as the learner would, at most twice (the load test's rule, tests/test_timing_checks.py); a right answer
-refused, or still too noisy after that, fails. Lab 8's variant check,
+The timing checks' examples (:data:`TIMED`) time for real, as the checks do (each under two seconds), so
+they are marked ``load``: ``make load-test`` runs them, not the unit stage, which times nothing. A "too
+noisy, re-run" (:class:`npukit.teach.retime.TooNoisy`) is what a learner meets on a busy machine: the
+example is run again, as the learner would, at most twice (the load test's rule,
+tests/test_timing_checks.py); a right answer refused, or still too noisy after that, fails. Lab 8's variant check,
 which compiles and times four networks, has no entry here: its reference answer passes on fake rounds in
 tests/test_capstone.py and on real ones, under load, in tests/test_timing_checks.py.
 """
@@ -51,7 +52,13 @@ PASSING = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PASSING))
+#: The examples that time real code (the checks' own rounds, or the learner's function timing a run).
+TIMED = {"capstone.check_warm_latency", "gemm.check_time_prediction", "predict.check_conversion_prediction",
+         "roofline.check_relu_prediction"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.load) if n in TIMED else n
+                                  for n in sorted(PASSING)])
 def test_a_right_answer_passes(name):
     module, function = name.split(".")
     namespace = dict(vars(importlib.import_module(f"npukit.teach.{module}")))
@@ -64,6 +71,18 @@ def test_a_right_answer_passes(name):
             break
     print("".join(report))
     assert runner.failures == 0 and "✓" in PASSING[name], f"{name}: its right answer did not pass"
+
+
+def test_every_example_that_times_is_marked():
+    """A checker that times (its own rounds, or a clock around the learner's function) is in TIMED."""
+    import inspect
+
+    for name in PASSING:
+        module, function = name.split(".")
+        source = inspect.getsource(getattr(importlib.import_module(f"npukit.teach.{module}"), function))
+        times = any(word in source for word in ("retimed(", "_clock", "perf_counter", "_kernels(", "_products(",
+                                                 "_conversion_rounds("))
+        assert times == (name in TIMED), f"{name}: {'times' if times else 'does not time'}; TIMED says otherwise"
 
 
 def test_no_checker_docstring_shows_a_passing_check():
