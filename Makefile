@@ -89,7 +89,7 @@ translation-status: $(STAMP)
 # ---- tests ------------------------------------------------------------------
 # Each stage's wall time is printed after it and again at the end (the budgets: make test <= 15 min, and
 # the book stage, both editions, is the part a reader's `make book` runs).
-TEST_STAGES := unit loaded student-test nbgrader-check bank-check book book-check browser-check
+TEST_STAGES := unit loaded student-test nbgrader-check book book-check browser-check
 test: $(STAMP)
 	@set -e; start=$$(date +%s); times=""; \
 	for stage in $(TEST_STAGES); do \
@@ -128,12 +128,12 @@ labs: $(STAMP)
 labs-quiet: $(STAMP)
 	$(PYTEST) -q $(NBVAL) labs
 
-# make test's second stage: the load test, the labs and SCALE-Sim at once. The labs run beside the load
-# test's two busy processes and checks and SCALE-Sim's numba compiles, as on a busy shared hub (alone,
-# `make labs` brings busy processes of its own), and the load test holds its checks under that extra
-# load too: about 85 s on 2 cores, against 36 + 51 + 55 s one after the other.
+# make test's second stage: the load test, the labs, SCALE-Sim and the question bank's parser at once. The
+# labs run beside the load test's two busy processes and checks and SCALE-Sim's numba compiles, as on a busy
+# shared hub (alone, `make labs` brings busy processes of its own), and the load test holds its checks under
+# that extra load too: about 90 s on 2 cores, against 36 + 51 + 55 + 15 s one after the other.
 loaded: $(STAMP)
-	$(MAKE) --no-print-directory -j3 load-test labs-quiet scalesim-check
+	$(MAKE) --no-print-directory -j4 load-test labs-quiet scalesim-check bank-check
 
 # The former name of `make labs`.
 labs-busy: labs
