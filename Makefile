@@ -98,7 +98,7 @@ test: $(STAMP)
 	done; \
 	echo "make test: all checks passed in $$(( $$(date +%s) - start )) s:$$times"
 
-# Two pytest workers (pytest-xdist). The unit tests time nothing (make bench and make load-test do). The notebook
+# Two pytest workers (pytest-xdist). No unit test's outcome depends on a timing (make bench and make load-test measure). The notebook
 # tests run labs whose timing checks re-measure in interleaved rounds; make load-test holds those checks under two
 # busy processes, more than one other worker. On 2 cores: unit 170 s -> 135 s, student-test 186 s -> 133 s.
 XDIST := -n 2
@@ -129,9 +129,10 @@ labs-quiet: $(STAMP)
 	$(PYTEST) -q $(NBVAL) labs
 
 # make test's second stage: the load test, the labs, SCALE-Sim and the question bank's parser at once. The
-# labs run beside the load test's two busy processes and checks and SCALE-Sim's numba compiles, as on a busy
-# shared hub (alone, `make labs` brings busy processes of its own), and the load test holds its checks under
-# that extra load too: about 90 s on 2 cores, against 36 + 51 + 55 + 15 s one after the other.
+# labs run beside the load test's checks and SCALE-Sim's numba compiles, as on a busy shared hub, and beside
+# the load test's two busy processes for most of their run (those stop with tests/test_timing_checks.py, which
+# took 70-96 s where the labs took 73-80 s; alone, `make labs` brings busy processes of its own). The load test
+# holds its checks under that extra load too: about 90 s on 2 cores, against 36 + 51 + 55 + 15 s in a row.
 loaded: $(STAMP)
 	$(MAKE) --no-print-directory -j4 load-test labs-quiet scalesim-check bank-check
 

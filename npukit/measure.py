@@ -51,7 +51,8 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from . import _check
-from .timing import NOISE_THRESHOLD, SPREAD_CEILING, Comparison, Judgement, Verdict, compare, judge, recheck
+from .timing import (NOISE_THRESHOLD, SPREAD_CEILING, Comparison, Judgement, Verdict, compare, in_blocks, judge,
+                     recheck)
 
 __all__ = [
     "cache_sizes",
@@ -60,6 +61,7 @@ __all__ = [
     "NOISE_THRESHOLD",
     "SPREAD_CEILING",
     "compare",
+    "in_blocks",
     "Comparison",
     "Verdict",
     "judge",

@@ -27,11 +27,12 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from . import _check
 
-__all__ = ["NOISE_THRESHOLD", "SPREAD_CEILING", "compare", "Comparison", "Verdict", "judge", "recheck", "Judgement"]
+__all__ = ["NOISE_THRESHOLD", "SPREAD_CEILING", "compare", "in_blocks", "Comparison", "Verdict", "judge", "recheck",
+           "Judgement"]
 
 #: Ratios within this relative distance of 1 are never called a difference (Criterion.rs's
 #: "noise threshold", whose default is 1 %): on a shared 2-core machine two runs of the same
@@ -496,6 +497,56 @@ def compare(fns: Mapping[str, Callable[[], Any]], *, baseline: str | None = None
             return result
 
 
+def in_blocks(fns: Mapping[str, Callable[[], Any]], *, blocks: int = 3, seed: int = 0,
+              **options: Any) -> Iterator[Comparison]:
+    """Time ``fns`` in up to ``blocks`` blocks of interleaved rounds: an iterator of every round so far.
+
+    The first block is :func:`compare` with ``options`` (``rounds``,
+    ``warmup``, ``number`` …), timed when this is called; each step of the
+    iterator after it times the next block. Each later block times as many rounds again,
+    in a fresh order (seed ``seed + k``), as warm as the rounds before it (no
+    warm-up) and with the first block's calls per round, so the rounds add
+    up as if one run had timed them all; the comparison yielded judges all
+    of them. The caller stops when the rounds so far can decide
+    (:func:`recheck`, :func:`npukit.teach.retime.retimed`). When the blocks
+    are about equally noisy, twice the rounds give an interval about 1/√2 as
+    wide; a burst of load in one block stays among the rounds, and the
+    blocks after it outvote it. The calls per round stay those the first
+    block calibrated, even if it calibrated during a burst.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :func:`compare`; also if ``blocks`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> now = [0.0]
+    >>> def takes(seconds):
+    ...     def fn():
+    ...         now[0] += seconds
+    ...     return fn
+    >>> fns = {"one": takes(1e-3), "three": takes(3e-3)}
+    >>> [c.verdict("three").rounds for c in in_blocks(fns, clock=lambda: now[0], rounds=5)]
+    [5, 10, 15]
+    """
+    blocks = _check.integer(blocks, "blocks", minimum=1)
+    seed = _check.integer(seed, "seed", minimum=0)
+    first = compare(fns, seed=seed, **options)   # timed now, so that bad input raises at the call
+
+    def every_round_so_far() -> Iterator[Comparison]:
+        yield first
+        pooled = {name: list(times) for name, times in first.times.items()}
+        more = {**options, "warmup": 0, "number": first.number}
+        for k in range(1, blocks):
+            for name, times in compare(fns, seed=seed + k, **more).times.items():
+                pooled[name].extend(times)
+            yield Comparison.from_times(pooled, baseline=first.baseline, number=first.number,
+                                        threshold=first.threshold, confidence=first.confidence, seed=seed + k)
+
+    return every_round_so_far()
+
+
 # ---- judging a prediction ---------------------------------------------------------------------------
 
 
@@ -603,9 +654,9 @@ def recheck(predicted: float, fns: Mapping[str, Callable[[], Any]], *, floor: fl
     ``fns`` holds exactly two functions: the baseline first, then the one
     whose time over the baseline's was predicted. They are timed with
     :func:`compare` (``options`` are its keyword arguments: ``rounds``,
-    ``number``, ``min_time`` …). A ``"rerun"`` outcome measures again, up
-    to ``attempts`` measurements in all, each with a fresh seed; the last
-    judgement is returned. A timing check calls this inside the check, so
+    ``number``, ``min_time`` …). A ``"rerun"`` outcome times as many rounds
+    again and judges all of them (:func:`in_blocks`), up to ``attempts``
+    blocks in all; the last judgement is returned. A timing check calls this inside the check, so
     that the ratio it grades was measured while the check ran, both sides
     in turns (CONTRIBUTING.md, "How to compare two timings").
 
@@ -634,9 +685,8 @@ def recheck(predicted: float, fns: Mapping[str, Callable[[], Any]], *, floor: fl
         raise TypeError("recheck takes no baseline= option: the first function of fns is the baseline")
     base, name = tuple(fns)
     seed = _check.integer(options.pop("seed", 0), "seed", minimum=0)
-    for k in range(attempts):
-        result = judge(predicted, compare(fns, seed=seed + k, **options).verdict(name, base), floor=floor,
-                       ceiling=ceiling)
+    for c in in_blocks(fns, blocks=attempts, seed=seed, **options):
+        result = judge(predicted, c.verdict(name, base), floor=floor, ceiling=ceiling)
         if result.outcome != "rerun":
             break
     return result

@@ -92,9 +92,10 @@ def measured():
     return compiled, runs
 
 
-def _pipelines(host_ms, infer_ms, speedup, frames=16):
+def _pipelines(host_ms, infer_ms, speedup, frames=16, bursts=None, made=None):
     """The check's two pipelines, faked: one request fills for ``host_ms`` then infers for ``infer_ms`` per job,
-    two requests run the same jobs ``speedup`` times as fast (the jobs their runs record, on a fake clock)."""
+    two requests run the same jobs ``speedup`` times as fast (the jobs their runs record, on a fake clock).
+    ``bursts`` go to :class:`FakeRounds`; ``made``, a dict, receives the jobs recorded."""
     one = frames * (host_ms + infer_ms) / 1e3
 
     def make(compiled, host_s):
@@ -107,8 +108,10 @@ def _pipelines(host_ms, infer_ms, speedup, frames=16):
                                            (i + 1) * step) for i in range(frames)])
             return on_call
 
-        fake = FakeRounds({"1 request": one, "2 requests": one / speedup},
+        fake = FakeRounds({"1 request": one, "2 requests": one / speedup}, bursts=bursts,
                           on_call={"1 request": record(1), "2 requests": record(2)})
+        if made is not None:
+            made["jobs"] = jobs
         return fake.fns, jobs, fake.clock
     return make
 
@@ -150,6 +153,22 @@ def test_the_labs_own_solutions_pass(measured, capsys):
     with _like(measured):
         teach.check_speedup_prediction(env["predict_speedup"], compiled, runs, seed=11)
     assert capsys.readouterr().out.count("✓") == 4
+
+
+def test_a_second_block_of_rounds_reads_the_facts_of_every_timed_run(measured, capsys):
+    """Rounds too noisy to judge get a second block (npukit.measure.in_blocks): the facts come from the runs
+    of all 30 timed rounds, the one warm-up run before them left out (the check reads the last c.rounds)."""
+    compiled, runs = measured
+    streams, host, infer, _ = checks._facts(compiled, runs)
+    made: dict = {}
+    noisy_first = (1.0,) + (0.5, 2.0) * 7 + (0.5,) + (1.0,) * 30     # the warm-up, 15 noisy rounds, 15 quiet ones
+    fake = _pipelines(host, infer, 0.9 * predict_speedup(streams, host, infer), bursts={"2 requests": noisy_first},
+                      made=made)
+    with swapped(checks, "_pipelines", fake):
+        teach.check_speedup_prediction(predict_speedup, compiled, runs)
+    out = capsys.readouterr().out
+    assert "✓" in out and "30 interleaved rounds" in out, out
+    assert [len(made["jobs"][n]) for n in (1, 2)] == [1 + 30, 1 + 30]   # one warm-up run each, no calibration
 
 
 def test_a_good_prediction_passes_and_a_wild_one_is_explained(measured, capsys):

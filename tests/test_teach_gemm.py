@@ -336,7 +336,7 @@ def test_the_cases_span_a_large_space():
 def _products(ratio, bursts=None):
     """The check's two products, faked: the n³ one takes ``ratio`` times the step_n³ one's time."""
     def make(n, step_n, tile):
-        fake = FakeRounds({f"{step_n}³": 0.01, f"{n}³": ratio * 0.01},   # one call a round
+        fake = FakeRounds({f"{step_n}³": 0.02, f"{n}³": ratio * 0.02},   # one call a round, even at ×0.5
                           bursts={f"{n}³": bursts} if bursts else None)
         return fake.fns, fake.clock
     return make
@@ -445,7 +445,7 @@ def test_time_prediction_survives_a_busy_t_step_cell():
 
 
 def test_time_prediction_too_noisy_rounds_ask_for_a_rerun():
-    with swapped(teach.gemm, "_products", _products(125 / 216, (0.5, 0.5, 2, 2))):
+    with swapped(teach.gemm, "_products", _products(125 / 216, (0.5, 2))):
         with pytest.raises(TooNoisy, match="too noisy to judge"):
             teach.check_time_prediction(lambda: 125 * 2e-6, 1e-3, n=72, tile=(16, 16, 16), t_step=2e-6, step_n=96)
 

@@ -26,9 +26,11 @@ would depend on what else the machine was doing then: issue 19 saw the instructo
   measured interval's relative half-width, never below ``floor`` (the model error a right
   prediction has) and never above ``ceiling`` (chosen below the factor by which the lab's typical
   wrong answers miss). When the rounds spread more than ``ceiling``, a right prediction cannot be
-  told from a wrong one: the check measures ``rounds`` more and judges all its rounds together
-  (``attempts`` measurements in all; the interval of twice the rounds is about 1/√2 as wide) and,
-  if it still cannot tell, raises :class:`TooNoisy`, which asks for a re-run instead of failing a right
+  told from a wrong one: the check times ``rounds`` more and judges all its rounds together
+  (:func:`npukit.measure.in_blocks`, ``attempts`` blocks in all: when the blocks are about equally
+  noisy, twice the rounds give an interval about 1/√2 as wide; a burst of load in one block stays
+  among the rounds, and the blocks after it outvote it) and, if it still cannot tell, raises
+  :class:`TooNoisy`, which asks for a re-run instead of failing a right
   answer or passing a wrong one. A prediction outside every ratio the rounds allow fails at once.
 
 No learner's code runs while the check times: a check calls the learner's function before the
@@ -106,16 +108,8 @@ def retimed(name: str, fns: Mapping[str, Callable[[], Any]],
     (1.5, 'fail')
     """
     judgements: dict[str, measure.Judgement] = {}
-    pooled: dict[str, list[float]] = {}
-    for attempt in range(attempts):
-        block = measure.compare(fns, rounds=rounds, clock=clock, seed=attempt, **options)
-        for k, v in block.times.items():
-            pooled.setdefault(k, []).extend(v)
-        comparison = block if attempt == 0 else measure.Comparison.from_times(
-            pooled, baseline=block.baseline, number=block.number, threshold=block.threshold,
-            confidence=block.confidence, seed=attempt)
-        # the next block's rounds add to these: as warm, and as many calls per round, as the rounds before it
-        options = {**options, "warmup": 0, "number": block.number}
+    for attempt, comparison in enumerate(measure.in_blocks(fns, blocks=attempts, rounds=rounds, clock=clock,
+                                                           **options)):
         wanted = predictions(comparison) if callable(predictions) else predictions
         judgements = {k: measure.judge(p, comparison.verdict(k), floor=floor, ceiling=ceiling)
                       for k, p in wanted.items()}

@@ -66,4 +66,7 @@ CASES = [
     bad(measure.recheck, -1.0, _two, names="predicted"),
     bad(measure.recheck, 2.0, _two, attempts=0, names="attempts"),
     bad(measure.recheck, 2.0, _two, baseline="a", exc=TypeError, names="baseline"),
+    bad(measure.in_blocks, _two, blocks=0, names="blocks"),
+    bad(measure.in_blocks, _two, blocks=1.5, exc=TypeError, names="blocks"),
+    bad(measure.in_blocks, {"a": _f}, names="fns"),
 ]
