@@ -684,8 +684,7 @@ def recheck(predicted: float, fns: Mapping[str, Callable[[], Any]], *, floor: fl
     if "baseline" in options:
         raise TypeError("recheck takes no baseline= option: the first function of fns is the baseline")
     base, name = tuple(fns)
-    seed = _check.integer(options.pop("seed", 0), "seed", minimum=0)
-    for c in in_blocks(fns, blocks=attempts, seed=seed, **options):
+    for c in in_blocks(fns, blocks=attempts, **options):
         result = judge(predicted, c.verdict(name, base), floor=floor, ceiling=ceiling)
         if result.outcome != "rerun":
             break

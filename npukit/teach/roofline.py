@@ -110,8 +110,9 @@ def _slip(p: float, peak: float, bandwidth: float, measured_ratio: float, why: s
             "did not.")
 
 
-def _models(nbytes: int, threads: int) -> tuple[tuple[float, ...], str]:
-    """Chapter 3's predicted ReLU/copy time ratios for this copy, and why (the clause the check prints).
+def _models(nbytes: int, threads: int) -> tuple[tuple[float, ...], str, str]:
+    """Chapter 3's predicted ReLU/copy time ratios for this copy, why (the clause the check prints), and
+    why 1.0 counts where it is one of them (that clause continued).
 
     Each thread copies its own slice, and glibc decides per call whether to stream
     (:func:`npukit.roofline.streaming_store_threshold`): above the threshold the copy skips the
@@ -123,11 +124,14 @@ def _models(nbytes: int, threads: int) -> tuple[tuple[float, ...], str]:
     threshold = roofline.streaming_store_threshold()
     piece = nbytes / threads / 2**20
     if threshold is None:
-        return (1.0, 1.5), "this machine's C library does not report its streaming threshold"
+        why = "this machine's C library does not report its streaming threshold"
+        return (1.0, 1.5), why, f"{why}, so either model counts"
     where = "above" if nbytes / threads > threshold else "below"
     why = (f"each thread copies a {piece:,.0f} MiB slice, {where} glibc's streaming threshold of "
            f"{threshold / 2**20:,.0f} MiB")
-    return ((1.5,) if where == "above" else (1.0, 1.5)), why
+    if where == "above":
+        return (1.5,), why, ""
+    return (1.0, 1.5), why, f"{why}, so the copy writes through the cache and pays the extra read too"
 
 
 def _kernels(nbytes: int, threads: int, pool: Any) -> tuple[dict[str, Callable[[], Any]], Callable[[], float]]:
@@ -216,7 +220,7 @@ def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak
         raise CheckFailed(f"{name}: your prediction must be a positive number of GFLOP/s, got {p!r}")
     _check.allocation(2 * nbytes, "nbytes")   # the source and the destination
     predicted_ratio = bandwidth / (8 * p)
-    models, why = _models(nbytes, threads)
+    models, why, why_one = _models(nbytes, threads)
     model = min(models, key=lambda m: abs(predicted_ratio / m - 1))   # the model the prediction is nearest
     with _POOL(threads) as pool:
         fns, clock = _kernels(nbytes, threads, pool)
@@ -241,13 +245,11 @@ def check_relu_prediction(predicted_gflops: Any, measured_gflops: float, *, peak
               "reasoning, differed, so it counts. Chapter 3's copy sweep shows when a machine's stores stream.")
         return
     if j.passed and lesson:   # the copy writes through the cache too: the same time, on a run that measured other
-        model_why = (f"{why}, so either model counts" if "does not report" in why else
-                     f"{why}, so the copy writes through the cache and pays the extra read too")
         ran = ("the ReLU took longer than the copy (some cores skip the extra read for a copy's whole-line "
                "writes; this check does not measure why)" if v.ratio > model else
                "the ReLU took less time than the copy")
         print(f"✓ {said}: not what this run measured, but your prediction is chapter 3's model for your copy "
-              f"(the copy's own time: {model_why}), and while this check ran {ran}: the machine, not your "
+              f"(the copy's own time: {why_one}), and while this check ran {ran}: the machine, not your "
               "reasoning, differed, so it counts.")
         return
     if j.passed:
